@@ -1,1 +1,51 @@
-//! placeholder
+//! Packed Cephalopod boards, their moves, and canonicalisation under the board's symmetries.
+//!
+//! # Brief overview
+//!
+//! * [`Shape`] and [`Board`]: a rectangular board of at most 64 cells, as a user writes it.
+//! * [`PackedKey`]: a board packed 3 bits a cell into the narrowest of `u32`, `u64`, `u128`
+//!   and [`U192`] that holds it ([`Shape::width`]).
+//! * [`Rules`]: what a search needs of a packing: moves, the canonical form (the smallest image
+//!   under the board's 8 or 4 symmetries) with the symmetry that produced it, per-symmetry
+//!   hashes, and the sum of the successors' hashes without generating them.
+//! * [`Grid`]: the rules of any shape, tables built once per shape.
+//! * [`Ring3`]: the contest's 3x3 board, packed so that its symmetries are rotations and
+//!   reflections of a 24-bit ring, canonicalised by a [`canon`] backend ([`canon::Portable`]
+//!   everywhere, [`canon::Avx2`] where the CPU has it), chosen once at run time.
+//!
+//! # Example
+//!
+//! ```
+//! use state::canon::Portable;
+//! use state::{Grid, Level, Ring3, Rules, Shape};
+//!
+//! let cells = [0, 6, 0, 2, 2, 2, 1, 6, 1];
+//! let ring = Ring3::new(Portable);
+//! let s = ring.pack(&cells);
+//! let mut successors = Vec::new();
+//! ring.successors(s, |t| successors.push(ring.unpack(t)));
+//! // Two empty corners; neither captures (6 + 2 > 6), so each gets a 1.
+//! assert_eq!(successors, vec![vec![1, 6, 0, 2, 2, 2, 1, 6, 1], vec![0, 6, 1, 2, 2, 2, 1, 6, 1]]);
+//!
+//! // The same board through the general path agrees on the hash of every symmetric image.
+//! let grid = Grid::<u32>::new(Shape::SQUARE3, Level::Portable);
+//! let mut a = ring.hashes(s);
+//! let mut b = grid.hashes(grid.pack(&cells));
+//! a.sort();
+//! b.sort();
+//! assert_eq!(a, b);
+//! ```
+#![deny(missing_docs)]
+
+pub mod canon;
+mod grid;
+mod key;
+mod ring3;
+mod rules;
+mod shape;
+
+pub use grid::Grid;
+pub use key::{pack, unpack, PackedKey, U192};
+pub use ring3::Ring3;
+pub use rules::{fold_lanes, mul_add, Counts, Level, Rules};
+pub use shape::{hash_cells, Board, BoardError, Shape, ShapeError, Width, HASH_MASK};

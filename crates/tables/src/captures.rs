@@ -86,6 +86,19 @@ const fn build_placements() -> [Placements; NUM_PATTERNS] {
 /// The moves of an empty cell, indexed by its neighbourhood pattern.
 pub static PLACEMENTS: [Placements; NUM_PATTERNS] = build_placements();
 
+const fn build_move_count() -> [u8; NUM_PATTERNS] {
+    let mut t = [0u8; NUM_PATTERNS];
+    let mut x = 0;
+    while x < NUM_PATTERNS {
+        t[x] = PLACEMENTS[x].len;
+        x += 1;
+    }
+    t
+}
+
+/// The number of moves of each pattern (`PLACEMENTS[x].len`, in a compact table for hot loops).
+pub static MOVE_COUNT: [u8; NUM_PATTERNS] = build_move_count();
+
 /// Sums over all the moves of one pattern: what the last depth needs to add up the hashes of
 /// every successor without generating them (hashes are linear in the cell values).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,6 +181,7 @@ mod tests {
             let list = placements_slow(x);
             let s = PATTERN_SUMS[x];
             assert_eq!(s.moves as usize, list.len());
+            assert_eq!(MOVE_COUNT[x] as usize, list.len());
             assert_eq!(s.dice, list.iter().map(|p| p.die as u32).sum::<u32>());
             for k in 0..4 {
                 let c: u32 = list

@@ -1,0 +1,70 @@
+//! Canonicalisation of the 3x3 ring packing (see [`tables::ring3`]), one backend per
+//! instruction set.
+//!
+//! A backend is a zero-sized value that can only be made where its instructions exist
+//! (`new() -> Option<Self>`); the search is generic over it, so the choice is made once, at the
+//! entry of a whole search, never per board. [`Portable`] runs everywhere and is the reference
+//! every other backend is tested against.
+
+use crate::rules::{Counts, Level};
+
+pub mod portable;
+#[cfg(target_arch = "x86_64")]
+pub mod x86_64;
+
+pub use portable::Portable;
+#[cfg(target_arch = "x86_64")]
+pub use x86_64::avx2::Avx2;
+
+/// Canonicalisation of packed 3x3 boards (ring layout).
+pub trait Canon3: Copy + Send + Sync + std::fmt::Debug + 'static {
+    /// The instruction set this backend needs.
+    const LEVEL: Level;
+
+    /// The smallest of the 8 images of `s` and the (smallest) symmetry `t` giving it.
+    fn canonical(self, s: u32) -> (u32, u8);
+
+    /// Lane `h` of the result is lane `COMPOSE[t][h]` of `counts`.
+    fn permute(self, counts: &Counts, t: u8) -> Counts;
+}
+
+/// The image of the ring bits under each symmetry: left rotations (within 24 bits) of the ring
+/// (`t < 4`) or of its reversal (`t >= 4`).
+pub(crate) const ROTATE: [u32; 8] = [0, 6, 12, 18, 3, 9, 15, 21];
+
+/// The reversal of the 8 ring positions (position `p` to `7 - p`).
+#[inline(always)]
+pub(crate) fn reverse_ring(ring: u32) -> u32 {
+    use tables::ring3::REVERSE12;
+    (REVERSE12[(ring & 0xFFF) as usize] as u32) << 12 | REVERSE12[(ring >> 12 & 0xFFF) as usize] as u32
+}
+
+/// `COMPOSE` widened to `u32` lanes (a permutation vector for SIMD).
+pub(crate) static COMPOSE32: [[u32; 8]; 8] = {
+    let mut t = [[0u32; 8]; 8];
+    let mut i = 0;
+    while i < 8 {
+        let mut h = 0;
+        while h < 8 {
+            t[i][h] = tables::ring3::COMPOSE[i][h] as u32;
+            h += 1;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// Slow twin of every backend: moves the nine cells one by one.
+pub fn canonical_slow(s: u32) -> (u32, u8) {
+    use tables::ring3::map_position;
+    (0..8u8)
+        .map(|t| {
+            let mut img = 0u32;
+            for p in 0..9 {
+                img |= (s >> (3 * p) & 7) << (3 * map_position(t as usize, p));
+            }
+            (img, t)
+        })
+        .min()
+        .expect("eight symmetries")
+}

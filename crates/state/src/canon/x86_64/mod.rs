@@ -1,0 +1,3 @@
+//! x86-64 backends.
+
+pub mod avx2;

@@ -1,0 +1,231 @@
+//! Boards of any shape: row-major packing, tables built once per shape at start-up.
+
+use tables::captures::{PATTERN_SUMS, PLACEMENTS};
+use tables::geometry::{Geometry, MAX_CELLS, NO_CELL};
+
+use crate::key::{pack, unpack, PackedKey};
+use crate::rules::{Counts, Level, Rules};
+use crate::shape::Shape;
+
+/// The rules of one board shape over a packed key `K` (cell `i` in bits `3i..3i+3`).
+///
+/// Canonicalisation reads the key a byte at a time: symmetries only permute bits, so the image
+/// of a key is the OR of the images of its bytes, looked up in a per-shape table of 8 lanes.
+/// The base-10 hash is linear in the bits, so the 8 transformed hashes come the same way.
+#[derive(Clone, Debug)]
+pub struct Grid<K: PackedKey> {
+    shape: Shape,
+    level: Level,
+    cells: usize,
+    symmetries: usize,
+    compose: [[u8; 8]; 8],
+    /// Present neighbours of each cell, in pattern order, and how many.
+    neighbours: [[u8; 4]; MAX_CELLS],
+    degree: [u8; MAX_CELLS],
+    /// `weight[i][g]`: weight of cell `i` in the hash of the board transformed by `g`.
+    weight: [[u32; 8]; MAX_CELLS],
+    /// Bit `3i` for every cell `i`.
+    low: K,
+    bytes: usize,
+    /// `images[256k + b][g]`: `g` applied to the key holding only byte `k = b`.
+    images: Vec<[K; 8]>,
+    /// `byte_hashes[256k + b][g]`: hash of `g` applied to that key.
+    byte_hashes: Vec<Counts>,
+}
+
+impl<K: PackedKey> Grid<K> {
+    /// The rules of `shape` with hot loops compiled for `level` (falling back to
+    /// [`Level::Portable`] when the CPU lacks it).
+    ///
+    /// # Panics
+    /// If `K` is too narrow for the shape (3 bits a cell).
+    pub fn new(shape: Shape, level: Level) -> Grid<K> {
+        let cells = shape.cells();
+        assert!(3 * cells <= K::BITS, "{shape} does not fit in {} bits", K::BITS);
+        let geo = Geometry::new(shape.rows(), shape.cols());
+        let mut neighbours = [[0u8; 4]; MAX_CELLS];
+        let mut degree = [0u8; MAX_CELLS];
+        let mut weight = [[0u32; 8]; MAX_CELLS];
+        for i in 0..cells {
+            for &n in geo.neighbours[i].iter().filter(|&&n| n != NO_CELL) {
+                neighbours[i][degree[i] as usize] = n;
+                degree[i] += 1;
+            }
+            for g in 0..geo.symmetries as usize {
+                weight[i][g] = geo.weight[geo.sym[g][i] as usize];
+            }
+        }
+        let bytes = (3 * cells).div_ceil(8);
+        let mut images = vec![[K::ZERO; 8]; bytes * 256];
+        let mut byte_hashes = vec![[0u32; 8]; bytes * 256];
+        for k in 0..bytes {
+            for b in 0..256usize {
+                for bit in (0..8).filter(|j| b >> j & 1 == 1) {
+                    let q = 8 * k + bit;
+                    let (cell, v) = (q / 3, 1u8 << (q % 3));
+                    if cell >= cells {
+                        continue; // never set in a valid key
+                    }
+                    for g in 0..geo.symmetries as usize {
+                        let e = &mut images[256 * k + b][g];
+                        *e = *e | K::place(v, geo.sym[g][cell] as usize);
+                        let h = &mut byte_hashes[256 * k + b][g];
+                        *h = h.wrapping_add((v as u32).wrapping_mul(weight[cell][g]));
+                    }
+                }
+            }
+        }
+        let low = (0..cells).fold(K::ZERO, |k, i| k | K::place(1, i));
+        Grid {
+            shape,
+            level: if level.is_available() { level } else { Level::Portable },
+            cells,
+            symmetries: geo.symmetries as usize,
+            compose: geo.compose,
+            neighbours,
+            degree,
+            weight,
+            low,
+            bytes,
+            images,
+            byte_hashes,
+        }
+    }
+
+    /// The pattern of cell `i` (its neighbours' values, 3 bits each).
+    #[inline(always)]
+    fn pattern(&self, s: K, i: usize) -> usize {
+        let mut x = 0;
+        for k in 0..self.degree[i] as usize {
+            x |= (s.cell(self.neighbours[i][k] as usize) as usize) << (3 * k);
+        }
+        x
+    }
+
+    /// The 8 images of `s` (lanes beyond the symmetry count are zero).
+    #[inline(always)]
+    pub fn images(&self, s: K) -> [K; 8] {
+        let mut out = [K::ZERO; 8];
+        for k in 0..self.bytes {
+            let e = &self.images[256 * k + s.byte(k) as usize];
+            for g in 0..8 {
+                out[g] = out[g] | e[g];
+            }
+        }
+        out
+    }
+
+    /// Slow twin of [`Rules::canonical`]: moves the cells one by one.
+    pub fn canonical_slow(&self, s: K) -> (K, u8) {
+        let geo = Geometry::new(self.shape.rows(), self.shape.cols());
+        (0..self.symmetries)
+            .map(|g| {
+                let mut cells = vec![0u8; self.cells];
+                for i in 0..self.cells {
+                    cells[geo.sym[g][i] as usize] = s.cell(i);
+                }
+                (pack::<K>(&cells), g as u8)
+            })
+            .min()
+            .expect("at least one symmetry")
+    }
+}
+
+impl<K: PackedKey> Rules for Grid<K> {
+    type Key = K;
+
+    fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    fn level(&self) -> Level {
+        self.level
+    }
+
+    fn pack(&self, cells: &[u8]) -> K {
+        pack(cells)
+    }
+
+    fn unpack(&self, key: K) -> Vec<u8> {
+        unpack(key, self.cells)
+    }
+
+    #[inline(always)]
+    fn is_full(&self, s: K) -> bool {
+        s.smear() & self.low == self.low
+    }
+
+    #[inline(always)]
+    fn canonical(&self, s: K) -> (K, u8) {
+        let images = self.images(s);
+        let mut best = (images[0], 0u8);
+        for (g, &img) in images.iter().enumerate().take(self.symmetries).skip(1) {
+            if img < best.0 {
+                best = (img, g as u8);
+            }
+        }
+        best
+    }
+
+    #[inline(always)]
+    fn permute(&self, counts: &Counts, t: u8) -> Counts {
+        let p = &self.compose[t as usize];
+        std::array::from_fn(|h| counts[p[h] as usize])
+    }
+
+    #[inline(always)]
+    fn successors(&self, s: K, mut f: impl FnMut(K)) {
+        for i in 0..self.cells {
+            if s.cell(i) != 0 {
+                continue;
+            }
+            let x = self.pattern(s, i);
+            for m in PLACEMENTS[x].as_slice() {
+                let mut t = s | K::place(m.die, i);
+                for k in 0..self.degree[i] as usize {
+                    if m.captured >> k & 1 == 1 {
+                        let n = self.neighbours[i][k] as usize;
+                        t = t ^ K::place(s.cell(n), n);
+                    }
+                }
+                f(t);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn hashes(&self, s: K) -> Counts {
+        let mut out = [0u32; 8];
+        for k in 0..self.bytes {
+            let e = &self.byte_hashes[256 * k + s.byte(k) as usize];
+            for g in 0..8 {
+                out[g] = out[g].wrapping_add(e[g]);
+            }
+        }
+        out
+    }
+
+    #[inline(always)]
+    fn successor_hashes(&self, s: K) -> Counts {
+        let mut moves = 0u32;
+        let mut sum = [0u32; 8];
+        for i in 0..self.cells {
+            if s.cell(i) != 0 {
+                continue;
+            }
+            let p = &PATTERN_SUMS[self.pattern(s, i)];
+            moves += p.moves;
+            for g in 0..8 {
+                sum[g] = sum[g].wrapping_add(p.dice.wrapping_mul(self.weight[i][g]));
+            }
+            for k in 0..self.degree[i] as usize {
+                let w = &self.weight[self.neighbours[i][k] as usize];
+                for g in 0..8 {
+                    sum[g] = sum[g].wrapping_sub(p.captured[k].wrapping_mul(w[g]));
+                }
+            }
+        }
+        let h = self.hashes(s);
+        std::array::from_fn(|g| sum[g].wrapping_add(moves.wrapping_mul(h[g])))
+    }
+}

@@ -1,0 +1,140 @@
+//! The contest's 3x3 board on its fast path: ring packing, table-driven moves.
+
+use tables::captures::MOVE_COUNT;
+use tables::ring3::{
+    value, CENTRE_MOVES, CORNER_MOVES, EDGE_MOVES, HASH, LAST, LOW_BITS, RING_CELL,
+};
+
+use crate::canon::Canon3;
+use crate::rules::{Counts, Level, Rules};
+use crate::shape::Shape;
+
+/// The rules of the 3x3 board in the ring packing of [`tables::ring3`], canonicalised by the
+/// backend `B`.
+#[derive(Clone, Copy, Debug)]
+pub struct Ring3<B: Canon3> {
+    backend: B,
+}
+
+impl<B: Canon3> Ring3<B> {
+    /// The rules with `backend`.
+    pub fn new(backend: B) -> Ring3<B> {
+        Ring3 { backend }
+    }
+
+    /// The patterns of the four corners' neighbourhoods (positions `0, 2, 4, 6`).
+    #[inline(always)]
+    fn corner_pattern(s: u32, p: usize) -> usize {
+        (value(s, (p + 7) % 8) | value(s, p + 1) << 3) as usize
+    }
+
+    #[inline(always)]
+    fn edge_pattern(s: u32, p: usize) -> usize {
+        (value(s, p - 1) | value(s, (p + 1) % 8) << 3 | value(s, 8) << 6) as usize
+    }
+
+    #[inline(always)]
+    fn centre_pattern(s: u32) -> usize {
+        (value(s, 1) | value(s, 3) << 3 | value(s, 5) << 6 | value(s, 7) << 9) as usize
+    }
+}
+
+impl<B: Canon3> Rules for Ring3<B> {
+    type Key = u32;
+
+    fn shape(&self) -> Shape {
+        Shape::SQUARE3
+    }
+
+    fn level(&self) -> Level {
+        B::LEVEL
+    }
+
+    fn pack(&self, cells: &[u8]) -> u32 {
+        (0..9).fold(0, |s, p| s | (cells[RING_CELL[p] as usize] as u32) << (3 * p))
+    }
+
+    fn unpack(&self, key: u32) -> Vec<u8> {
+        let mut cells = vec![0u8; 9];
+        for p in 0..9 {
+            cells[RING_CELL[p] as usize] = value(key, p) as u8;
+        }
+        cells
+    }
+
+    #[inline(always)]
+    fn is_full(&self, s: u32) -> bool {
+        (s | s >> 1 | s >> 2) & LOW_BITS == LOW_BITS
+    }
+
+    #[inline(always)]
+    fn canonical(&self, s: u32) -> (u32, u8) {
+        self.backend.canonical(s)
+    }
+
+    #[inline(always)]
+    fn permute(&self, counts: &Counts, t: u8) -> Counts {
+        self.backend.permute(counts, t)
+    }
+
+    #[inline(always)]
+    fn successors(&self, s: u32, mut f: impl FnMut(u32)) {
+        for c in 0..4 {
+            let p = 2 * c;
+            if value(s, p) == 0 {
+                f(s.wrapping_add(CORNER_MOVES[c][Self::corner_pattern(s, p)]));
+            }
+        }
+        for c in 0..4 {
+            let p = 2 * c + 1;
+            if value(s, p) == 0 {
+                let x = Self::edge_pattern(s, p);
+                let d = &EDGE_MOVES[c][x].delta;
+                for &d in &d[..MOVE_COUNT[x] as usize] {
+                    f(s.wrapping_add(d));
+                }
+            }
+        }
+        if value(s, 8) == 0 {
+            let x = Self::centre_pattern(s);
+            let d = &CENTRE_MOVES[x].delta;
+            for &d in &d[..MOVE_COUNT[x] as usize] {
+                f(s.wrapping_add(d));
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn hashes(&self, s: u32) -> Counts {
+        let (a, b, c) = (&HASH[0][(s & 511) as usize], &HASH[1][(s >> 9 & 511) as usize], &HASH[2][(s >> 18 & 511) as usize]);
+        std::array::from_fn(|g| a[g].wrapping_add(b[g]).wrapping_add(c[g]))
+    }
+
+    #[inline(always)]
+    fn successor_hashes(&self, s: u32) -> Counts {
+        let mut moves = 0u32;
+        let mut sum = [0u32; 8];
+        let mut add = |x: usize, entry: &[u32; 8]| {
+            moves += MOVE_COUNT[x] as u32;
+            for g in 0..8 {
+                sum[g] = sum[g].wrapping_add(entry[g]);
+            }
+        };
+        for c in 0..4 {
+            if value(s, 2 * c) == 0 {
+                let x = Self::corner_pattern(s, 2 * c);
+                add(x, &LAST.corner[c][x]);
+            }
+            if value(s, 2 * c + 1) == 0 {
+                let x = Self::edge_pattern(s, 2 * c + 1);
+                add(x, &LAST.edge[c][x]);
+            }
+        }
+        if value(s, 8) == 0 {
+            let x = Self::centre_pattern(s);
+            add(x, &LAST.centre[x]);
+        }
+        let h = self.hashes(s);
+        std::array::from_fn(|g| sum[g].wrapping_add(moves.wrapping_mul(h[g])))
+    }
+}

@@ -1,0 +1,122 @@
+//! The interface between a board packing and the search: what the solver asks of a position.
+
+use crate::key::PackedKey;
+use crate::shape::Shape;
+
+/// One path count per symmetry: lane `g` counts the paths that reached the board `g(c)`, where
+/// `c` is the stored canonical key. Boards with 4 symmetries keep lanes `4..8` at zero.
+/// Counts wrap modulo 2^32, which is exact modulo 2^30 (all the answer keeps).
+pub type Counts = [u32; 8];
+
+/// The instruction set a backend's hot loops are compiled for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Level {
+    /// Baseline instructions only: runs everywhere.
+    Portable,
+    /// x86-64 with AVX2, BMI1, BMI2, LZCNT and POPCNT.
+    Avx2,
+}
+
+impl Level {
+    /// The best level this CPU supports (detected at run time).
+    pub fn detect() -> Level {
+        if Level::Avx2.is_available() {
+            Level::Avx2
+        } else {
+            Level::Portable
+        }
+    }
+
+    /// True when this CPU can run code compiled for `self`.
+    pub fn is_available(self) -> bool {
+        match self {
+            Level::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Level::Avx2 => {
+                is_x86_feature_detected!("avx2")
+                    && is_x86_feature_detected!("bmi1")
+                    && is_x86_feature_detected!("bmi2")
+                    && is_x86_feature_detected!("lzcnt")
+                    && is_x86_feature_detected!("popcnt")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            Level::Avx2 => false,
+        }
+    }
+
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Portable => "portable",
+            Level::Avx2 => "avx2",
+        }
+    }
+
+    /// Parses a name given by [`Level::name`].
+    pub fn from_name(name: &str) -> Option<Level> {
+        match name {
+            "portable" => Some(Level::Portable),
+            "avx2" => Some(Level::Avx2),
+            _ => None,
+        }
+    }
+}
+
+/// A board packing with its moves, symmetries and hashes: everything a breadth-first search over
+/// canonical positions needs. Implemented by [`crate::Grid`] (any shape) and [`crate::Ring3`]
+/// (the 3x3 fast path).
+///
+/// Symmetries are numbered `0..8` by each implementation in its own way; `t` returned by
+/// [`Rules::canonical`] and taken by [`Rules::permute`] and [`Rules::hashes`] share it.
+pub trait Rules: Sync + Send {
+    /// The packed board.
+    type Key: PackedKey;
+
+    /// The board shape.
+    fn shape(&self) -> Shape;
+
+    /// The instruction set the search's hot loops should be compiled for when they use these
+    /// rules: never one the CPU lacks.
+    fn level(&self) -> Level;
+
+    /// Packs row-major cells (each `0..=6`).
+    fn pack(&self, cells: &[u8]) -> Self::Key;
+
+    /// Unpacks to row-major cells.
+    fn unpack(&self, key: Self::Key) -> Vec<u8>;
+
+    /// True when no cell is empty.
+    fn is_full(&self, s: Self::Key) -> bool;
+
+    /// The canonical form `c = t(s)` (the smallest image under the symmetries, smallest `t` on
+    /// ties) and `t`.
+    fn canonical(&self, s: Self::Key) -> (Self::Key, u8);
+
+    /// The counts of a successor `s` that was canonicalised as `c = t(s)`, from the counts of the
+    /// position that produced it: lane `h` becomes lane `h ∘ t`.
+    fn permute(&self, counts: &Counts, t: u8) -> Counts;
+
+    /// Calls `f` on every successor of `s` (one per move; equal boards reached by different
+    /// moves are reported once per move). `s` must not be full.
+    fn successors(&self, s: Self::Key, f: impl FnMut(Self::Key));
+
+    /// Lane `g`: the hash of the board `g(s)` (wrapping modulo 2^32).
+    fn hashes(&self, s: Self::Key) -> Counts;
+
+    /// Lane `g`: the sum over all successors `s'` of `s` of the hash of `g(s')`, without
+    /// generating them. `s` must not be full.
+    fn successor_hashes(&self, s: Self::Key) -> Counts;
+}
+
+/// `a + b * c` lane by lane, wrapping.
+#[inline(always)]
+pub fn mul_add(a: &mut Counts, b: &Counts, c: &Counts) {
+    for g in 0..8 {
+        a[g] = a[g].wrapping_add(b[g].wrapping_mul(c[g]));
+    }
+}
+
+/// The answer's 30 bits of a lane vector: the sum of its lanes, modulo 2^30.
+pub fn fold_lanes(v: &Counts) -> u32 {
+    v.iter().fold(0u32, |a, &x| a.wrapping_add(x)) & crate::shape::HASH_MASK
+}

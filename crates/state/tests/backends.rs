@@ -1,0 +1,162 @@
+//! Every canonicalisation backend against the portable one and the slow twins; the fast 3x3
+//! path against the general one.
+
+use proptest::prelude::*;
+use state::canon::{canonical_slow, Canon3, Portable};
+use state::{pack, Grid, Level, PackedKey, Ring3, Rules, Shape, U192};
+
+/// A pseudo-random board of `n` cells.
+fn board(seed: u64, n: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 7) as u8
+        })
+        .collect()
+}
+
+fn ring_boards() -> impl Iterator<Item = u32> {
+    let ring = Ring3::new(Portable);
+    (0..200_000u64).map(move |i| ring.pack(&board(i, 9)))
+}
+
+/// Checks one 3x3 backend against the portable one on `boards`, and both against the slow twin
+/// on every tenth.
+pub fn check_backend<B: Canon3>(b: B, boards: impl Iterator<Item = u32>) {
+    for (i, s) in boards.enumerate() {
+        let want = Portable.canonical(s);
+        assert_eq!(b.canonical(s), want, "board {s:#o}");
+        if i % 10 == 0 {
+            assert_eq!(want, canonical_slow(s), "board {s:#o}");
+        }
+        let counts = [1, 2, 3, 4, 5, 6, 7, 8];
+        for t in 0..8 {
+            assert_eq!(b.permute(&counts, t), Portable.permute(&counts, t));
+        }
+    }
+}
+
+#[test]
+fn portable_matches_slow_twin() {
+    check_backend(Portable, ring_boards());
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn avx2_matches_portable() {
+    match state::canon::Avx2::new() {
+        Some(b) => check_backend(b, ring_boards()),
+        None => eprintln!("skipped: this CPU has no AVX2"),
+    }
+}
+
+#[test]
+fn canonical_form_is_invariant_under_symmetry() {
+    let ring = Ring3::new(Portable);
+    for i in 0..20_000 {
+        let s = ring.pack(&board(i, 9));
+        let (c, t) = ring.canonical(s);
+        // c is an image of s: the t-th image.
+        let (c2, _) = canonical_slow(c);
+        assert_eq!(c, c2, "the canonical form is its own canonical form");
+        assert_eq!(c, canonical_slow(s).0);
+        assert_eq!(ring.hashes(s)[t as usize], ring.hashes(c)[0]);
+    }
+}
+
+fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort();
+    v
+}
+
+#[test]
+fn ring3_agrees_with_grid_on_3x3() {
+    let ring = Ring3::new(Portable);
+    let grid = Grid::<u32>::new(Shape::SQUARE3, Level::Portable);
+    for i in 0..20_000 {
+        let cells = board(i, 9);
+        let (r, g) = (ring.pack(&cells), grid.pack(&cells));
+        assert_eq!(ring.unpack(r), cells);
+        assert_eq!(ring.is_full(r), grid.is_full(g));
+        assert_eq!(sorted(ring.hashes(r).to_vec()), sorted(grid.hashes(g).to_vec()));
+        // Canonical forms differ (different packings) but stand for the same orbit.
+        let (rc, _) = ring.canonical(r);
+        let (gc, _) = grid.canonical(g);
+        assert_eq!(grid.canonical(grid.pack(&ring.unpack(rc))).0, gc);
+        if ring.is_full(r) {
+            continue;
+        }
+        let mut a = Vec::new();
+        ring.successors(r, |t| a.push(ring.unpack(t)));
+        let mut b = Vec::new();
+        grid.successors(g, |t| b.push(grid.unpack(t)));
+        assert_eq!(sorted(a), sorted(b), "board {cells:?}");
+        assert_eq!(
+            sorted(ring.successor_hashes(r).to_vec()),
+            sorted(grid.successor_hashes(g).to_vec())
+        );
+    }
+}
+
+/// Checks the general rules of one shape: canonical form against the slow twin, hashes and
+/// successor hash sums against the successors themselves.
+fn check_grid<K: PackedKey>(rows: usize, cols: usize, seed: u64) {
+    let shape = Shape::new(rows, cols).unwrap();
+    let grid = Grid::<K>::new(shape, Level::Portable);
+    let cells = board(seed, shape.cells());
+    let s: K = pack(&cells);
+    assert_eq!(grid.canonical(s), grid.canonical_slow(s), "{shape} {cells:?}");
+    let (c, t) = grid.canonical(s);
+    assert_eq!(grid.hashes(s)[t as usize], grid.hashes(c)[0]);
+    assert_eq!(grid.hashes(s)[0], state::hash_cells(&cells) | (grid.hashes(s)[0] & !state::HASH_MASK));
+    if grid.is_full(s) {
+        return;
+    }
+    let mut sum = [0u32; 8];
+    grid.successors(s, |t| {
+        let h = grid.hashes(t);
+        for g in 0..8 {
+            sum[g] = sum[g].wrapping_add(h[g]);
+        }
+    });
+    assert_eq!(grid.successor_hashes(s), sum, "{shape} {cells:?}");
+}
+
+fn check_shape(rows: usize, cols: usize, seed: u64) {
+    match Shape::new(rows, cols).unwrap().width() {
+        state::Width::U32 => check_grid::<u32>(rows, cols, seed),
+        state::Width::U64 => check_grid::<u64>(rows, cols, seed),
+        state::Width::U128 => check_grid::<u128>(rows, cols, seed),
+        state::Width::U192 => check_grid::<U192>(rows, cols, seed),
+    }
+    // Any wider key gives the same answers.
+    if rows * cols <= 42 {
+        check_grid::<u128>(rows, cols, seed);
+    }
+    check_grid::<U192>(rows, cols, seed);
+}
+
+#[test]
+fn every_shape_fixed_seeds() {
+    for rows in 1..=8 {
+        for cols in 1..=8 {
+            if rows * cols <= 64 {
+                for seed in 0..20 {
+                    check_shape(rows, cols, seed);
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #[test]
+    fn grid_rules_hold_on_random_shapes(rows in 1usize..=8, cols in 1usize..=8, seed in any::<u64>()) {
+        prop_assume!(rows * cols <= 64);
+        check_shape(rows, cols, seed);
+    }
+}

@@ -1,1 +1,119 @@
-//! placeholder
+//! The per-depth state set of a breadth-first search: keys with count vectors, merged on
+//! insert, sharded by hash, stored in memory maps.
+//!
+//! # Brief overview
+//!
+//! * [`CountSet`]: one shard, an open-addressing hash set of plain-data keys (any
+//!   [`bytemuck::Pod`] type) with `[u32; L]` payloads added lane by lane (wrapping) when a key
+//!   is inserted again. Linear probing, load factor at most 1/2, the all-ones key reserved as
+//!   the empty marker, software prefetch of a key's slot.
+//! * [`Frontier`]: `2^b` shards; a key's shard is the top `b` bits of its hash, so the shards
+//!   are independent: each can be filled by its own thread, in any order, with the same result.
+//! * [`MmapArray`]: the storage, anonymous memory maps (memmap2) whose pages cost nothing
+//!   until touched.
+//!
+//! The crate knows keys and payloads, not games.
+//!
+//! # Example
+//!
+//! ```
+//! use frontier::Frontier;
+//!
+//! let mut f = Frontier::<u64, 2>::new(3); // 8 shards
+//! for (key, counts) in [(7u64, [1, 0]), (9, [0, 1]), (7, [2, 5])] {
+//!     let shard = f.shard_of(&key);
+//!     f.shard_mut(shard).insert(key, &counts);
+//! }
+//! assert_eq!(f.len(), 2);
+//! assert_eq!(f.get(&7), Some(&[3, 5]));
+//! ```
+#![deny(missing_docs)]
+
+mod arena;
+mod hash;
+mod prefetch;
+mod set;
+
+pub use arena::MmapArray;
+pub use hash::{empty_key, key_hash};
+pub use prefetch::prefetch;
+pub use set::CountSet;
+
+use bytemuck::Pod;
+
+/// A set of keys with `[u32; L]` counts, split into `2^shard_bits` independent [`CountSet`]s
+/// by the top bits of the key's hash.
+#[derive(Debug)]
+pub struct Frontier<K: Pod + Eq, const L: usize> {
+    shard_bits: u32,
+    shards: Vec<CountSet<K, L>>,
+}
+
+impl<K: Pod + Eq + Send + Sync, const L: usize> Frontier<K, L> {
+    /// An empty frontier of `2^shard_bits` shards (`shard_bits` at most 16).
+    pub fn new(shard_bits: u32) -> Self {
+        assert!(shard_bits <= 16, "at most 2^16 shards");
+        Frontier { shard_bits, shards: (0..1 << shard_bits).map(|_| CountSet::new(shard_bits)).collect() }
+    }
+
+    /// Number of shard bits.
+    pub fn shard_bits(&self) -> u32 {
+        self.shard_bits
+    }
+
+    /// The shard `key` belongs to.
+    #[inline(always)]
+    pub fn shard_of(&self, key: &K) -> usize {
+        shard_of(key, self.shard_bits)
+    }
+
+    /// The shards.
+    pub fn shards(&self) -> &[CountSet<K, L>] {
+        &self.shards
+    }
+
+    /// The shards, mutably (each can be filled by its own thread).
+    pub fn shards_mut(&mut self) -> &mut [CountSet<K, L>] {
+        &mut self.shards
+    }
+
+    /// One shard, mutably.
+    pub fn shard_mut(&mut self, shard: usize) -> &mut CountSet<K, L> {
+        &mut self.shards[shard]
+    }
+
+    /// Total number of keys.
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.len()).sum()
+    }
+
+    /// True when no shard holds a key.
+    pub fn is_empty(&self) -> bool {
+        self.shards.iter().all(|s| s.is_empty())
+    }
+
+    /// The counts of `key`, if present.
+    pub fn get(&self, key: &K) -> Option<&[u32; L]> {
+        self.shards[self.shard_of(key)].get(key)
+    }
+
+    /// Empties every shard; with `shard_bits` changed, rebuilds the shard list.
+    pub fn reset(&mut self, shard_bits: u32, keys_per_shard: usize) {
+        if shard_bits != self.shard_bits {
+            *self = Frontier::new(shard_bits);
+        }
+        for s in &mut self.shards {
+            s.clear_for(keys_per_shard);
+        }
+    }
+}
+
+/// The shard of `key` among `2^shard_bits`.
+#[inline(always)]
+pub fn shard_of<K: Pod>(key: &K, shard_bits: u32) -> usize {
+    if shard_bits == 0 {
+        0
+    } else {
+        (key_hash(key) >> (64 - shard_bits)) as usize
+    }
+}

@@ -1,1 +1,167 @@
-//! placeholder
+//! An exact enumerator of Cephalopod game positions.
+//!
+//! Given a board and a depth, every sequence of `depth` moves (fewer when the board fills
+//! first) is played, the final board of each is hashed (its cells read row by row as one
+//! base-10 number, modulo 2^30), and the sum of those hashes modulo 2^30 is the answer.
+//!
+//! # Brief overview
+//!
+//! * [`solve`]: the library entry point, a [`Board`], a depth and [`Options`] in, an
+//!   [`Answer`] out.
+//! * [`parse`]: the text format (the depth on the first line, then one board row a line).
+//! * The search (one breadth-first pass a depth over symmetry-canonical positions with one
+//!   path count per symmetry) runs on rayon; the answer never depends on the thread count.
+//! * The 3x3 board takes a fast path ([`state::Ring3`], SIMD canonicalisation); every other
+//!   shape up to 64 cells takes the general one ([`state::Grid`]).
+//!
+//! # Example
+//!
+//! ```
+//! use solver::{parse, solve, Options};
+//!
+//! let problem = parse("20\n0 6 0\n2 2 2\n1 6 1\n").unwrap();
+//! let answer = solve(&problem.board, problem.depth, &Options::default()).unwrap();
+//! assert_eq!(answer.answer, 322_444_322);
+//! ```
+#![deny(missing_docs)]
+
+mod dispatch;
+mod input;
+mod search;
+
+pub mod cli;
+
+pub use input::{parse, InputError, Problem};
+pub use search::DepthStats;
+pub use state::{Board, Level, Shape};
+
+use state::canon::Portable;
+use state::{Counts, Grid, Ring3, Rules, Width, U192};
+
+/// How to run a search. The default: every core, the best instruction set, symmetry on, the
+/// 3x3 fast path where it applies.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Worker threads; `None` for one per core.
+    pub threads: Option<usize>,
+    /// Instruction set for the hot loops; `None` for the best this CPU has.
+    pub backend: Option<Level>,
+    /// Use the general path even on 3x3.
+    pub general: bool,
+    /// Store every board as itself (no canonicalisation): slower, for cross-checks.
+    pub no_symmetry: bool,
+    /// Also compute the answer at every depth `0..=depth`.
+    pub all_depths: bool,
+}
+
+/// The result of [`solve`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    /// The sum of the final hashes of all paths, modulo 2^30.
+    pub answer: u32,
+    /// With [`Options::all_depths`]: `answers[d]` is the answer at depth `d`.
+    pub answers: Vec<u32>,
+    /// Per-depth statistics, depth 0 first.
+    pub stats: Vec<DepthStats>,
+    /// The instruction set the search ran with.
+    pub backend: Level,
+    /// Which rules ran: `ring3`, `grid-u32`, `grid-u64`, `grid-u128` or `grid-u192`.
+    pub path: &'static str,
+}
+
+/// Solves `board` at `depth`.
+///
+/// # Errors
+/// When the requested backend is not available on this CPU, or the thread pool cannot start.
+pub fn solve(board: &Board, depth: u32, options: &Options) -> anyhow::Result<Answer> {
+    let level = match options.backend {
+        Some(l) if !l.is_available() => anyhow::bail!("the {} backend is not available on this CPU", l.name()),
+        Some(l) => l,
+        None => Level::detect(),
+    };
+    let run = || choose(board, depth, options, level);
+    match options.threads {
+        Some(n) => {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build()?;
+            Ok(pool.install(run))
+        }
+        None => Ok(run()),
+    }
+}
+
+fn choose(board: &Board, depth: u32, options: &Options, level: Level) -> Answer {
+    let shape = board.shape();
+    if shape == Shape::SQUARE3 && !options.general {
+        #[cfg(target_arch = "x86_64")]
+        if level == Level::Avx2 {
+            if let Some(b) = state::canon::Avx2::new() {
+                return with_rules(&Ring3::new(b), board, depth, options, "ring3");
+            }
+        }
+        return with_rules(&Ring3::new(Portable), board, depth, options, "ring3");
+    }
+    match shape.width() {
+        Width::U32 => with_rules(&Grid::<u32>::new(shape, level), board, depth, options, "grid-u32"),
+        Width::U64 => with_rules(&Grid::<u64>::new(shape, level), board, depth, options, "grid-u64"),
+        Width::U128 => with_rules(&Grid::<u128>::new(shape, level), board, depth, options, "grid-u128"),
+        Width::U192 => with_rules(&Grid::<U192>::new(shape, level), board, depth, options, "grid-u192"),
+    }
+}
+
+fn with_rules<R: Rules>(rules: &R, board: &Board, depth: u32, options: &Options, path: &'static str) -> Answer {
+    let outcome = if options.no_symmetry {
+        search::Search::new(&NoSymmetry(rules)).run(board.cells(), depth, options.all_depths)
+    } else {
+        search::Search::new(rules).run(board.cells(), depth, options.all_depths)
+    };
+    Answer {
+        answer: state::fold_lanes(&outcome.total),
+        answers: outcome.answers,
+        stats: outcome.stats,
+        backend: rules.level(),
+        path,
+    }
+}
+
+/// The rules of `R` with every board its own canonical form: counts stay in lane 0.
+struct NoSymmetry<'a, R>(&'a R);
+
+impl<R: Rules> Rules for NoSymmetry<'_, R> {
+    type Key = R::Key;
+    fn shape(&self) -> Shape {
+        self.0.shape()
+    }
+    fn level(&self) -> Level {
+        self.0.level()
+    }
+    fn pack(&self, cells: &[u8]) -> R::Key {
+        self.0.pack(cells)
+    }
+    fn unpack(&self, key: R::Key) -> Vec<u8> {
+        self.0.unpack(key)
+    }
+    #[inline(always)]
+    fn is_full(&self, s: R::Key) -> bool {
+        self.0.is_full(s)
+    }
+    #[inline(always)]
+    fn canonical(&self, s: R::Key) -> (R::Key, u8) {
+        (s, 0)
+    }
+    #[inline(always)]
+    fn permute(&self, counts: &Counts, _t: u8) -> Counts {
+        *counts
+    }
+    #[inline(always)]
+    fn successors(&self, s: R::Key, f: impl FnMut(R::Key)) {
+        self.0.successors(s, f)
+    }
+    #[inline(always)]
+    fn hashes(&self, s: R::Key) -> Counts {
+        self.0.hashes(s)
+    }
+    #[inline(always)]
+    fn successor_hashes(&self, s: R::Key) -> Counts {
+        self.0.successor_hashes(s)
+    }
+}

@@ -1,1 +1,5 @@
-fn main(){}
+//! The `solver` binary: see [`solver::cli`].
+
+fn main() -> std::process::ExitCode {
+    solver::cli::main()
+}

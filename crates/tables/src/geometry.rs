@@ -106,7 +106,22 @@ impl Geometry {
             g.weight[i] = w;
             i += 1;
         }
-        g.compose = compose_table(&g.sym, g.symmetries as usize, cells);
+        // Compose abstract group elements, not maps: on 1-row or 1-column boards two symmetries
+        // can be the same map, yet each row of `compose` must stay a permutation. A board of the
+        // same kind (square or not) where all symmetries differ gives the group law.
+        let (pr, pc) = if rows == cols { (3, 3) } else { (2, 3) };
+        let mut proxy = [[0u8; MAX_CELLS]; MAX_SYMMETRIES];
+        let mut s = 0;
+        while s < g.symmetries as usize {
+            let mut i = 0;
+            while i < pr * pc {
+                let (rr, cc) = map_cell(s, pr, pc, i / pc, i % pc);
+                proxy[s][i] = (rr * pc + cc) as u8;
+                i += 1;
+            }
+            s += 1;
+        }
+        g.compose = compose_table(&proxy, g.symmetries as usize, pr * pc);
         g
     }
 }
@@ -209,7 +224,12 @@ mod tests {
                 assert!(seen.iter().all(|&b| b), "{r}x{c} symmetry {s} is not a bijection");
             }
             // compose is the group law (on 1-row or 1-column boards some symmetries coincide,
-            // so compare maps, not indices).
+            // so compare maps, not indices), and each row is a permutation.
+            for t in 0..8 {
+                let mut row = g.compose[t].to_vec();
+                row.sort();
+                assert_eq!(row, (0..8).collect::<Vec<u8>>(), "{r}x{c} row {t}");
+            }
             for t in 0..n {
                 assert_eq!(g.sym[g.compose[t][0] as usize], g.sym[t]);
                 assert_eq!(g.sym[g.compose[0][t] as usize], g.sym[t]);

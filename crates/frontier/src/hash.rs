@@ -18,7 +18,7 @@ pub fn empty_key<K: Pod>() -> K {
 pub fn key_hash<K: Pod>(key: &K) -> u64 {
     let bytes = bytemuck::bytes_of(key);
     match bytes.len() {
-        4 => u32::from_ne_bytes(bytes.try_into().expect("4 bytes")) as u64 * MUL,
+        4 => (u32::from_ne_bytes(bytes.try_into().expect("4 bytes")) as u64).wrapping_mul(MUL),
         8 => mix(u64::from_ne_bytes(bytes.try_into().expect("8 bytes"))),
         _ => bytes.chunks(8).fold(0u64, |h, w| {
             let mut word = [0u8; 8];

@@ -117,7 +117,11 @@ impl<'r, R: Rules> Search<'r, R> {
         out.stats.push(DepthStats { depth: 0, states: self.cur.len() as u64, records: 1, ended: state::fold_lanes(&ended), seconds: t0.elapsed().as_secs_f64() });
         add(&mut out.total, &ended);
         if all_depths {
-            out.answers.push(state::fold_lanes(&ended));
+            let mut v = ended;
+            if !self.cur.is_empty() {
+                add(&mut v, &self.frontier_hashes());
+            }
+            out.answers.push(state::fold_lanes(&v));
         }
         let mut d = 0;
         while d < depth && !self.cur.is_empty() {

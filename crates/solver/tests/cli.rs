@@ -1,0 +1,72 @@
+//! The binary: output, exit codes and error messages.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn run(args: &[&str], input: &str) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_solver"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The tool may exit before reading everything (bad arguments): ignore a broken pipe.
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    let out = child.wait_with_output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn answers_on_stdout() {
+    let (code, out, err) = run(&[], "20\n0 6 0\n2 2 2\n1 6 1\n");
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "322444322\n", ""));
+}
+
+#[test]
+fn bad_input_is_reported_on_stderr_only() {
+    for (input, needle) in [
+        ("", "empty input"),
+        ("3\n", "missing board"),
+        ("abc\n0 0\n", "line 1, token 1 `abc`"),
+        ("-1\n0\n", "negative"),
+        ("99999999999\n0\n", "32 bits"),
+        ("2\n0 0 0\n0 9 0\n", "line 3, token 2 `9`"),
+        ("2\n0 0 0\n0 x 0\n", "line 3, token 2 `x`"),
+        ("2\n0 0 0\n0 0\n", "line 3"),
+        ("2\n0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n", "more than 64"),
+    ] {
+        let (code, out, err) = run(&[], input);
+        assert_eq!(code, 2, "{input:?}: {err}");
+        assert!(out.is_empty(), "{input:?} printed {out:?}");
+        assert!(err.contains(needle), "{input:?}: {err}");
+        assert!(!err.contains("panicked"), "{input:?}: {err}");
+    }
+}
+
+#[test]
+fn bad_arguments_are_refused() {
+    let (code, out, err) = run(&["--backend", "sse9"], "1\n0\n");
+    assert!(code != 0 && out.is_empty() && err.contains("sse9"), "{err}");
+    let (code, out, err) = run(&["--threads", "0"], "1\n0\n");
+    assert!(code != 0 && out.is_empty() && err.contains("threads"), "{err}");
+    let (code, out, err) = run(&["/nonexistent/file.in"], "");
+    assert!(code != 0 && out.is_empty() && err.contains("/nonexistent/file.in"), "{err}");
+}
+
+#[test]
+fn all_depths_prints_one_line_a_depth() {
+    let (code, out, _) = run(&["--all-depths"], "3\n0 0\n");
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4);
+    assert!(lines[0].starts_with("0 0"));
+}
+
+#[test]
+fn stats_go_to_stderr() {
+    let (code, out, err) = run(&["--stats", "--threads", "1"], "5\n0 0 0\n0 0 0\n0 0 0\n");
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().count(), 1);
+    assert!(err.contains("depth") && err.contains("states"), "{err}");
+}

@@ -1,0 +1,225 @@
+//! The plain reference solver (whole boards in a `HashMap`, no symmetry, no tables, no packing)
+//! and property tests comparing the real solver with it.
+
+use std::collections::HashMap;
+
+use proptest::prelude::*;
+use solver::{solve, Board, Level, Options, Shape};
+
+/// The rules written out directly from the statement.
+fn moves(cells: &[u8], rows: usize, cols: usize) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for i in 0..cells.len() {
+        if cells[i] != 0 {
+            continue;
+        }
+        let (r, c) = (i / cols, i % cols);
+        let mut nbrs = Vec::new();
+        if r > 0 {
+            nbrs.push(i - cols);
+        }
+        if r + 1 < rows {
+            nbrs.push(i + cols);
+        }
+        if c > 0 {
+            nbrs.push(i - 1);
+        }
+        if c + 1 < cols {
+            nbrs.push(i + 1);
+        }
+        let occupied: Vec<usize> = nbrs.into_iter().filter(|&j| cells[j] != 0).collect();
+        let mut captured_any = false;
+        for mask in 0u32..(1 << occupied.len()) {
+            let subset: Vec<usize> =
+                (0..occupied.len()).filter(|k| mask >> k & 1 == 1).map(|k| occupied[k]).collect();
+            let sum: u32 = subset.iter().map(|&j| cells[j] as u32).sum();
+            if subset.len() >= 2 && sum <= 6 {
+                captured_any = true;
+                let mut next = cells.to_vec();
+                for &j in &subset {
+                    next[j] = 0;
+                }
+                next[i] = sum as u8;
+                out.push(next);
+            }
+        }
+        if !captured_any {
+            let mut next = cells.to_vec();
+            next[i] = 1;
+            out.push(next);
+        }
+    }
+    out
+}
+
+fn hash(cells: &[u8]) -> u64 {
+    cells.iter().fold(0u64, |h, &v| (h * 10 + v as u64) % (1 << 30))
+}
+
+/// Sum of final hashes mod 2^30, and the number of distinct boards at each depth.
+pub fn reference(cells: &[u8], rows: usize, cols: usize, depth: u32) -> (u32, Vec<usize>) {
+    let mut frontier: HashMap<Vec<u8>, u64> = HashMap::new();
+    frontier.insert(cells.to_vec(), 1);
+    let mut total = 0u64;
+    let mut distinct = vec![1];
+    for d in 0..depth {
+        let mut next: HashMap<Vec<u8>, u64> = HashMap::new();
+        let mut full = std::collections::HashSet::new();
+        for (board, n) in frontier {
+            if board.iter().all(|&v| v != 0) {
+                total = (total + n * hash(&board)) % (1 << 30);
+                continue;
+            }
+            for m in moves(&board, rows, cols) {
+                if m.iter().all(|&v| v != 0) && d + 1 < depth {
+                    full.insert(m.clone());
+                }
+                *next.entry(m).or_insert(0) += n;
+            }
+        }
+        for n in next.values_mut() {
+            *n %= 1 << 30;
+        }
+        frontier = next;
+        distinct.push(frontier.len());
+        let _ = full;
+    }
+    for (board, n) in frontier {
+        total = (total + n * hash(&board)) % (1 << 30);
+    }
+    (total as u32, distinct)
+}
+
+fn solve_with(cells: &[u8], rows: usize, cols: usize, depth: u32, options: &Options) -> u32 {
+    let board = Board::new(Shape::new(rows, cols).unwrap(), cells.to_vec()).unwrap();
+    solve(&board, depth, options).unwrap().answer
+}
+
+fn board_strategy(max_side: usize) -> impl Strategy<Value = (usize, usize, Vec<u8>)> {
+    (1..=max_side, 1..=max_side).prop_flat_map(|(r, c)| {
+        // Mostly empty cells so that games last.
+        let cell = prop_oneof![4 => Just(0u8), 1 => 1u8..=6];
+        (Just(r), Just(c), proptest::collection::vec(cell, r * c))
+    })
+}
+
+fn all_paths() -> Vec<Options> {
+    let mut v = vec![
+        Options::default(),
+        Options { general: true, ..Options::default() },
+        Options { no_symmetry: true, ..Options::default() },
+        Options { backend: Some(Level::Portable), threads: Some(1), ..Options::default() },
+    ];
+    if Level::Avx2.is_available() {
+        v.push(Options { backend: Some(Level::Avx2), general: true, ..Options::default() });
+    }
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    #[test]
+    fn matches_reference_on_small_shapes((rows, cols, cells) in board_strategy(4), depth in 0u32..7) {
+        let (want, _) = reference(&cells, rows, cols, depth);
+        for o in all_paths() {
+            prop_assert_eq!(solve_with(&cells, rows, cols, depth, &o), want, "{:?}", o);
+        }
+    }
+
+    #[test]
+    fn matches_reference_on_3x3((_, _, cells) in board_strategy(3).prop_filter("3x3", |b| b.0 == 3 && b.1 == 3), depth in 0u32..12) {
+        let (want, _) = reference(&cells, 3, 3, depth);
+        for o in all_paths() {
+            prop_assert_eq!(solve_with(&cells, 3, 3, depth, &o), want, "{:?}", o);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Every shape up to 8x8, shallow.
+    #[test]
+    fn matches_reference_on_every_shape(rows in 1usize..=8, cols in 1usize..=8, seed in any::<u64>(), depth in 0u32..4) {
+        prop_assume!(rows * cols <= 64);
+        let mut x = seed | 1;
+        let cells: Vec<u8> = (0..rows * cols).map(|_| {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            if x % 3 == 0 { (x % 6 + 1) as u8 } else { 0 }
+        }).collect();
+        let (want, _) = reference(&cells, rows, cols, depth);
+        prop_assert_eq!(solve_with(&cells, rows, cols, depth, &Options::default()), want);
+        prop_assert_eq!(solve_with(&cells, rows, cols, depth, &Options { backend: Some(Level::Portable), ..Options::default() }), want);
+    }
+}
+
+#[test]
+fn every_shape_every_size_fixed_boards() {
+    for rows in 1..=8 {
+        for cols in 1..=8 {
+            if rows * cols > 64 {
+                continue;
+            }
+            let n = rows * cols;
+            let cells: Vec<u8> = (0..n).map(|i| if i % 3 == 1 { (i % 6 + 1) as u8 } else { 0 }).collect();
+            let depth = if n <= 16 { 4 } else { 2 };
+            let (want, _) = reference(&cells, rows, cols, depth);
+            assert_eq!(solve_with(&cells, rows, cols, depth, &Options::default()), want, "{rows}x{cols}");
+        }
+    }
+}
+
+#[test]
+fn all_depths_match_separate_runs() {
+    for (rows, cols, cells, depth) in [
+        (3, 3, vec![0; 9], 14u32),
+        (2, 3, vec![0, 1, 0, 0, 0, 2], 12),
+        (1, 1, vec![0], 3),
+        (3, 3, vec![1, 2, 3, 4, 5, 6, 1, 2, 0], 5),
+    ] {
+        let board = Board::new(Shape::new(rows, cols).unwrap(), cells.clone()).unwrap();
+        let all = solve(&board, depth, &Options { all_depths: true, ..Options::default() }).unwrap();
+        assert_eq!(all.answers.len(), depth as usize + 1);
+        for d in 0..=depth {
+            assert_eq!(all.answers[d as usize], reference(&cells, rows, cols, d).0, "{rows}x{cols} depth {d}");
+        }
+        assert_eq!(all.answer, *all.answers.last().unwrap());
+    }
+}
+
+#[test]
+fn answer_does_not_depend_on_thread_count() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures");
+    for dir in ["public", "shapes"] {
+        for entry in std::fs::read_dir(format!("{root}/{dir}")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "in") {
+                continue;
+            }
+            let p = solver::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let want: u32 = std::fs::read_to_string(path.with_extension("out")).unwrap().trim().parse().unwrap();
+            let mut stats = None;
+            for threads in [1, 2, 3] {
+                let a = solve(&p.board, p.depth, &Options { threads: Some(threads), ..Options::default() }).unwrap();
+                assert_eq!(a.answer, want, "{} with {threads} threads", path.display());
+                let s: Vec<(u64, u64, u32)> = a.stats.iter().map(|s| (s.states, s.records, s.ended)).collect();
+                assert!(stats.get_or_insert(s.clone()) == &s, "statistics differ with {threads} threads");
+            }
+        }
+    }
+}
+
+#[test]
+fn reference_agrees_with_published_counts() {
+    // Perft-style check of the reference itself against the fixtures' board counts (the
+    // counts include full boards reached at that depth; the empty 3x3 has none before depth 9).
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/counts/3x3_empty.txt")).unwrap();
+    let want: Vec<usize> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+        .collect();
+    let (_, distinct) = reference(&[0; 9], 3, 3, 8);
+    assert_eq!(distinct[1..], want[..8]);
+}

@@ -1,0 +1,113 @@
+//! `cargo xtask verify`: every fixture through the release binary, and the exhaustive backend
+//! test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+use crate::{build_solver, flag_value, run_cmd};
+
+/// One fixture: `NAME.in` and `NAME.out`.
+pub struct Case {
+    pub name: String,
+    pub input: PathBuf,
+    pub expected: String,
+}
+
+/// Every case under `fixtures/` (sorted by path).
+pub fn cases(root: &Path) -> Result<Vec<Case>> {
+    let mut out = Vec::new();
+    for dir in ["public", "shapes"] {
+        let dir = root.join("fixtures").join(dir);
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .with_context(|| format!("cannot list {}", dir.display()))?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<_, _>>()?;
+        entries.sort();
+        for input in entries.into_iter().filter(|p| p.extension().is_some_and(|e| e == "in")) {
+            let expected = std::fs::read_to_string(input.with_extension("out"))
+                .with_context(|| format!("no answer beside {}", input.display()))?
+                .trim()
+                .to_string();
+            let name = input.strip_prefix(root.join("fixtures")).unwrap_or(&input).with_extension("").display().to_string();
+            out.push(Case { name, input, expected });
+        }
+    }
+    Ok(out)
+}
+
+/// The backend the solver picks on this machine (from its `--stats` header).
+pub fn backend(exe: &Path) -> Result<String> {
+    let mut child = Command::new(exe)
+        .arg("--stats")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    std::io::Write::write_all(&mut child.stdin.take().expect("piped"), b"1\n0 0 0\n0 0 0\n0 0 0\n")?;
+    let out = child.wait_with_output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    Ok(err.split("backend ").nth(1).and_then(|s| s.lines().next()).unwrap_or("unknown").trim().to_string())
+}
+
+/// Shape (`RxC`) and depth of an input file.
+fn describe(input: &Path) -> Result<(String, String)> {
+    let text = std::fs::read_to_string(input)?;
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let depth = lines.next().unwrap_or("").trim().to_string();
+    let rows: Vec<usize> = lines.map(|l| l.split_whitespace().count()).collect();
+    Ok((format!("{}x{}", rows.len(), rows.first().copied().unwrap_or(0)), depth))
+}
+
+pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    let threads: Option<usize> = flag_value(args, "--threads")?;
+    let exe = build_solver(root)?;
+    println!("solver: {}, backend: {}\n", exe.display(), backend(&exe)?);
+    println!("| case | shape | depth | expected | got | seconds | verdict |");
+    println!("|---|---|---|---|---|---|---|");
+    let mut failed = 0;
+    let all = cases(root)?;
+    for case in &all {
+        let (shape, depth) = describe(&case.input)?;
+        let mut cmd = Command::new(&exe);
+        if let Some(t) = threads {
+            cmd.args(["--threads", &t.to_string()]);
+        }
+        let t = Instant::now();
+        let out = cmd.stdin(std::fs::File::open(&case.input)?).output()?;
+        let secs = t.elapsed().as_secs_f64();
+        let got = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let ok = out.status.success() && got == case.expected;
+        failed += usize::from(!ok);
+        println!(
+            "| {} | {} | {} | {} | {} | {:.3} | {} |",
+            case.name,
+            shape,
+            depth,
+            case.expected,
+            if got.is_empty() { String::from_utf8_lossy(&out.stderr).trim().to_string() } else { got },
+            secs,
+            if ok { "ok" } else { "MISMATCH" }
+        );
+    }
+    println!("\nfixtures: {} passed, {} failed", all.len() - failed, failed);
+    println!("\nexhaustive backend check (every 3x3 board, release):");
+    run_cmd(Command::new(env!("CARGO")).args([
+        "test",
+        "--release",
+        "--quiet",
+        "-p",
+        "state",
+        "--test",
+        "exhaustive",
+        "--",
+        "--ignored",
+        "--nocapture",
+    ]))?;
+    if failed > 0 {
+        bail!("{failed} fixture(s) failed");
+    }
+    Ok(())
+}

@@ -1,1 +1,146 @@
-fn main(){}
+//! Criterion micro-benchmarks, one group per stage: canonicalisation per backend, move
+//! generation, frontier insertion (with and without prefetch), and whole searches.
+
+use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use frontier::{CountSet, Frontier};
+use solver::{solve, Board, Level, Options, Shape};
+use state::canon::{Canon3, Portable};
+use state::{Grid, Ring3, Rules};
+
+/// Pseudo-random 3x3 boards in the ring packing.
+fn boards3(n: usize) -> Vec<u32> {
+    let ring = Ring3::new(Portable);
+    let mut x = 0x2545F4914F6CDD1Du64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let cells: Vec<u8> = (0..9).map(|i| ((x >> (5 * i)) % 7) as u8).collect();
+            ring.pack(&cells)
+        })
+        .collect()
+}
+
+fn canonicalisation(c: &mut Criterion) {
+    let boards = boards3(1 << 16);
+    let mut g = c.benchmark_group("canonical3");
+    g.throughput(Throughput::Elements(boards.len() as u64));
+    fn run<B: Canon3>(b: B, boards: &[u32]) -> u32 {
+        boards.iter().fold(0, |a, &s| a ^ b.canonical(s).0)
+    }
+    g.bench_function("portable", |bench| bench.iter(|| run(Portable, black_box(&boards))));
+    #[cfg(target_arch = "x86_64")]
+    if let Some(b) = state::canon::Avx2::new() {
+        g.bench_function("avx2", |bench| bench.iter(|| run(b, black_box(&boards))));
+    }
+    g.finish();
+
+    let grid = Grid::<u64>::new(Shape::new(4, 4).unwrap(), Level::Portable);
+    let keys: Vec<u64> = boards.iter().map(|&s| (s as u64) << 20 | (s as u64 & 0xFFFFF)).collect();
+    let mut g = c.benchmark_group("canonical4x4");
+    g.throughput(Throughput::Elements(keys.len() as u64));
+    g.bench_function("grid-u64", |bench| {
+        bench.iter(|| keys.iter().fold(0, |a, &s| a ^ grid.canonical(black_box(s)).0))
+    });
+    g.finish();
+}
+
+fn move_generation(c: &mut Criterion) {
+    let ring = Ring3::new(Portable);
+    let boards: Vec<u32> = boards3(1 << 16).into_iter().filter(|&s| !ring.is_full(s)).collect();
+    let mut g = c.benchmark_group("moves3");
+    g.throughput(Throughput::Elements(boards.len() as u64));
+    g.bench_function("successors", |bench| {
+        bench.iter(|| {
+            let mut acc = 0u32;
+            for &s in &boards {
+                ring.successors(s, |t| acc = acc.wrapping_add(t));
+            }
+            acc
+        })
+    });
+    g.bench_function("successor_hashes", |bench| {
+        bench.iter(|| boards.iter().fold(0u32, |a, &s| a.wrapping_add(ring.successor_hashes(s)[0])))
+    });
+    g.finish();
+}
+
+fn frontier_insert(c: &mut Criterion) {
+    // 1 M inserts of 300 k distinct keys, the shape of a deep 3x3 depth.
+    let keys: Vec<u32> = (0..1u32 << 20).map(|i| i.wrapping_mul(2654435761) % 300_007).collect();
+    let mut g = c.benchmark_group("frontier_insert");
+    g.throughput(Throughput::Elements(keys.len() as u64));
+    g.bench_function("plain", |bench| {
+        bench.iter_batched(
+            || CountSet::<u32, 8>::new(0),
+            |mut set| {
+                for &k in &keys {
+                    set.insert(k, &[1; 8]);
+                }
+                set
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("prefetch", |bench| {
+        bench.iter_batched(
+            || {
+                let mut s = CountSet::<u32, 8>::new(0);
+                s.clear_for(300_007);
+                s
+            },
+            |mut set| {
+                for (i, &k) in keys.iter().enumerate() {
+                    if let Some(a) = keys.get(i + 8) {
+                        set.prefetch(a);
+                    }
+                    set.insert(k, &[1; 8]);
+                }
+                set
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("sharded-256", |bench| {
+        bench.iter_batched(
+            || {
+                let mut f = Frontier::<u32, 8>::new(8);
+                f.reset(8, 300_007 / 256 + 64);
+                let mut parts: Vec<Vec<u32>> = vec![Vec::new(); 256];
+                for &k in &keys {
+                    parts[f.shard_of(&k)].push(k);
+                }
+                (f, parts)
+            },
+            |(mut f, parts)| {
+                for (s, part) in parts.iter().enumerate() {
+                    let set = f.shard_mut(s);
+                    for &k in part {
+                        set.insert(k, &[1; 8]);
+                    }
+                }
+                f
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+}
+
+fn whole_search(c: &mut Criterion) {
+    let mut g = c.benchmark_group("search");
+    g.sample_size(10);
+    let empty3 = Board::empty(Shape::SQUARE3);
+    for threads in [1, 2] {
+        let o = Options { threads: Some(threads), ..Options::default() };
+        g.bench_function(format!("empty3x3-d40-t{threads}"), |b| b.iter(|| solve(&empty3, 40, &o).unwrap()));
+    }
+    let empty4 = Board::empty(Shape::new(4, 4).unwrap());
+    let o = Options { threads: Some(1), ..Options::default() };
+    g.bench_function("empty4x4-d12-t1", |b| b.iter(|| solve(&empty4, 12, &o).unwrap()));
+    g.finish();
+}
+
+criterion_group!(benches, canonicalisation, move_generation, frontier_insert, whole_search);
+criterion_main!(benches);

@@ -1,9 +1,376 @@
 //! `cargo xtask bench`: whole-process timings beside the C++ yardstick.
+//!
+//! The yardstick is `../shared/anchor/anchor.cpp`, a single-threaded solver of the 3x3 board
+//! only, built with `g++ -O3 -march=native`. Every sample times whole processes, from spawn to
+//! exit, with the input fed on stdin from memory. On each workload our solver and the yardstick
+//! get one warm-up run each, then alternate run by run, so that a drift of the machine (clock
+//! speed, a noisy neighbour) hits both alike. Every answer is checked: against the warm-up's,
+//! against the yardstick's and, where the workload knows it, against the expected one.
+//!
+//! The report (a markdown table) goes to stdout and is appended to `benches/RESULTS.md`.
 
-use std::path::Path;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{bail, Context, Result};
 
-pub fn run(_root: &Path, _args: &[String]) -> Result<()> {
-    anyhow::bail!("not yet")
+use crate::{build_solver, flag_value};
+
+/// The yardstick's source, relative to the workspace root.
+const ANCHOR_SRC: &str = "../shared/anchor/anchor.cpp";
+/// Where the yardstick is built, relative to the workspace root.
+const ANCHOR_EXE: &str = "target/anchor";
+/// The results log, relative to the workspace root.
+const RESULTS: &str = "benches/RESULTS.md";
+/// Timed runs per program and workload by default, and under `--quick`.
+const DEFAULT_RUNS: usize = 11;
+const QUICK_RUNS: usize = 5;
+
+/// The opening of a new `benches/RESULTS.md`.
+const RESULTS_HEADER: &str = "\
+# Benchmark results
+
+Whole-process timings appended by `cargo xtask bench`, newest last. Each row gives the median and \
+the spread (min–max) of N timed runs, after one warm-up run, of our release solver and of the C++ \
+yardstick (`../shared/anchor/anchor.cpp`: single-threaded, 3x3 board only), the two alternating run \
+by run; the ratio is our median over the yardstick's (below 1: we are faster). Every answer is \
+checked against the first run's and the yardstick's. `public12` times the 12 public contest cases \
+run one after another, 12 processes, so it is mostly process start-up. Figures taken on different \
+machines or under different loads do not compare.
+";
+
+/// One thing to time.
+#[derive(Debug)]
+struct Workload {
+    name: &'static str,
+    /// The stdin of each process of one sample; the processes run one after another.
+    inputs: Vec<String>,
+    /// Extra arguments for our solver.
+    args: &'static [&'static str],
+    /// Whether the yardstick runs it too (it knows only the 3x3 board).
+    yardstick: bool,
+    /// Left out under `--quick`.
+    slow: bool,
+    /// The known answer (every process's answer, space-separated), when there is one.
+    expected: Option<String>,
+}
+
+impl Workload {
+    /// A workload of one process per input, with the yardstick beside ours.
+    fn new(name: &'static str, inputs: Vec<String>) -> Self {
+        Workload { name, inputs, args: &[], yardstick: true, slow: false, expected: None }
+    }
+
+    /// A workload of one process.
+    fn one(name: &'static str, input: &str) -> Self {
+        Workload::new(name, vec![input.to_string()])
+    }
+
+    fn args(self, args: &'static [&'static str]) -> Self {
+        Workload { args, ..self }
+    }
+
+    fn expect(self, answer: &str) -> Self {
+        Workload { expected: Some(answer.to_string()), ..self }
+    }
+
+    /// Ours only, and left out under `--quick`.
+    fn general(self) -> Self {
+        Workload { yardstick: false, slow: true, ..self }
+    }
+}
+
+/// Every workload, in report order.
+fn workloads(root: &Path) -> Result<Vec<Workload>> {
+    let read = |path: PathBuf| {
+        std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))
+    };
+    let mut inputs = Vec::new();
+    let mut answers = Vec::new();
+    for i in 1..=12 {
+        let input = root.join(format!("fixtures/public/cg{i:02}.in"));
+        answers.push(read(input.with_extension("out"))?.trim().to_string());
+        inputs.push(read(input)?);
+    }
+    let public12 = Workload::new("public12", inputs).expect(&answers.join(" "));
+
+    let empty3 = "40\n0 0 0\n0 0 0\n0 0 0\n";
+    let empty4 = "16\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n";
+    let random5 = "8\n0 0 3 0 0\n0 1 0 0 0\n0 0 0 0 2\n4 0 0 0 0\n0 0 0 1 0\n";
+    Ok(vec![
+        public12,
+        Workload::one("empty3x3-d40", empty3).expect("503115192"),
+        Workload::one("deep-d120", "120\n0 0 0\n0 1 0\n0 0 0\n"),
+        Workload::one("empty3x3-d40-1thread", empty3).args(&["--threads", "1"]).expect("503115192"),
+        Workload::one("empty4x4-d16", empty4).general(),
+        Workload::one("empty4x4-d16-1thread", empty4).args(&["--threads", "1"]).general(),
+        Workload::one("random5x5-d8", random5).general(),
+    ])
+}
+
+/// Median, min and max of one program's samples, in milliseconds.
+#[derive(Debug, Clone, Copy)]
+struct Summary {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Summary {
+    fn of(samples: &[Duration]) -> Self {
+        let mut ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        ms.sort_by(f64::total_cmp);
+        let n = ms.len();
+        let median = if n % 2 == 1 { ms[n / 2] } else { (ms[n / 2 - 1] + ms[n / 2]) / 2.0 };
+        Summary { median, min: ms[0], max: ms[n - 1] }
+    }
+
+    fn spread(&self) -> String {
+        format!("{:.1}–{:.1}", self.min, self.max)
+    }
+}
+
+/// One line of the report.
+#[derive(Debug)]
+struct Row {
+    name: &'static str,
+    ours: Summary,
+    yardstick: Option<Summary>,
+}
+
+/// Runs `exe` once per input, one process after another, and returns the time taken by them
+/// all and their answers (stdout trimmed, space-separated).
+fn sample(exe: &Path, args: &[&str], inputs: &[String]) -> Result<(Duration, String)> {
+    let mut answers = Vec::with_capacity(inputs.len());
+    let start = Instant::now();
+    for input in inputs {
+        let mut child = Command::new(exe)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("cannot start {}", exe.display()))?;
+        // A child that fails before reading its input breaks the pipe: report its exit first.
+        let fed = child.stdin.take().expect("stdin is piped").write_all(input.as_bytes());
+        let out = child.wait_with_output()?;
+        if !out.status.success() {
+            bail!(
+                "{} exited with {}: {}",
+                exe.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        fed.with_context(|| format!("cannot feed {}", exe.display()))?;
+        answers.push(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    }
+    Ok((start.elapsed(), answers.join(" ")))
+}
+
+/// Times one workload: a warm-up run of each program, then `runs` timed runs of each,
+/// alternating; fails on any answer that differs from our warm-up's.
+fn measure(w: &Workload, ours: &Path, yardstick: Option<&Path>, runs: usize) -> Result<Row> {
+    let check = |who: &str, got: &str, want: &str| {
+        if got != want {
+            bail!("{}: {who} printed `{got}`, expected `{want}`", w.name);
+        }
+        Ok(())
+    };
+    let yardstick = yardstick.filter(|_| w.yardstick);
+    let run_ours = || sample(ours, w.args, &w.inputs).with_context(|| format!("{}: our solver", w.name));
+    let run_yardstick = |y| sample(y, &[], &w.inputs).with_context(|| format!("{}: yardstick", w.name));
+
+    let (_, answer) = run_ours()?;
+    if let Some(expected) = &w.expected {
+        check("our solver", &answer, expected)?;
+    }
+    if let Some(y) = yardstick {
+        check("the yardstick", &run_yardstick(y)?.1, &answer)?;
+    }
+
+    let mut our_times = Vec::with_capacity(runs);
+    let mut yard_times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let (t, got) = run_ours()?;
+        check("our solver", &got, &answer)?;
+        our_times.push(t);
+        if let Some(y) = yardstick {
+            let (t, got) = run_yardstick(y)?;
+            check("the yardstick", &got, &answer)?;
+            yard_times.push(t);
+        }
+    }
+    Ok(Row {
+        name: w.name,
+        ours: Summary::of(&our_times),
+        yardstick: yardstick.map(|_| Summary::of(&yard_times)),
+    })
+}
+
+/// The yardstick's binary, built when missing or older than its source; `Err(reason)` when
+/// it cannot be had.
+fn yardstick(root: &Path) -> Result<PathBuf, String> {
+    let src = root.join(ANCHOR_SRC);
+    if !src.is_file() {
+        return Err(format!("{ANCHOR_SRC} not found"));
+    }
+    let exe = root.join(ANCHOR_EXE);
+    let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if matches!((mtime(&exe), mtime(&src)), (Some(e), Some(s)) if e >= s) {
+        return Ok(exe);
+    }
+    eprintln!("bench: g++ -O3 -march=native -o {ANCHOR_EXE} {ANCHOR_SRC}");
+    let out = Command::new("g++")
+        .args(["-O3", "-march=native", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .map_err(|e| format!("cannot run g++: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let first = err.lines().find(|l| l.contains("error")).or_else(|| err.lines().next_back());
+        let first = first.unwrap_or("no message").trim();
+        return Err(format!("g++ failed with {}: {first}", out.status));
+    }
+    Ok(exe)
+}
+
+/// The stdout of a command, trimmed; `None` when it cannot run or fails.
+fn output_of(cmd: &mut Command) -> Option<String> {
+    let out = cmd.output().ok().filter(|o| o.status.success())?;
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// `## <UTC date> — <CPU model>, <N> cores`.
+fn heading() -> String {
+    let date = output_of(Command::new("date").args(["-u", "+%Y-%m-%d %H:%M:%S UTC"]))
+        .unwrap_or_else(|| "unknown date".into());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, model)| model.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("## {date} — {cpu}, {cores} cores")
+}
+
+/// The commit measured, marked when the working tree has changes; `None` outside git.
+fn revision(root: &Path) -> Option<String> {
+    let git = |args: &[&str]| output_of(Command::new("git").arg("-C").arg(root).args(args));
+    let commit = git(&["rev-parse", "--short", "HEAD"])?;
+    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    Some(if dirty { format!("{commit} + uncommitted changes") } else { commit })
+}
+
+/// The markdown table of the rows.
+fn table(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| workload | ours median (ms) | ours spread (min–max ms) | yardstick median (ms) \
+         | yardstick spread | ratio ours/yardstick |\n|---|---:|---:|---:|---:|---:|\n",
+    );
+    for r in rows {
+        let (median, spread, ratio) = match r.yardstick {
+            Some(y) => (format!("{:.1}", y.median), y.spread(), format!("{:.2}", r.ours.median / y.median)),
+            None => ("—".into(), "—".into(), "—".into()),
+        };
+        writeln!(
+            out,
+            "| {} | {:.1} | {} | {median} | {spread} | {ratio} |",
+            r.name,
+            r.ours.median,
+            r.ours.spread()
+        )
+        .expect("writing to a String");
+    }
+    out
+}
+
+/// Fails on an argument `cargo xtask bench` does not know, so that a typo does not go
+/// unnoticed through a long run.
+fn check_args(args: &[String]) -> Result<()> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => {}
+            "--runs" | "--only" => {
+                it.next();
+            }
+            other => bail!("bench: unknown argument `{other}` (expected --quick, --runs N, --only NAME)"),
+        }
+    }
+    Ok(())
+}
+
+/// `cargo xtask bench [--quick] [--runs N] [--only NAME]`.
+pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    check_args(args)?;
+    let quick = args.iter().any(|a| a == "--quick");
+    let runs: usize = flag_value(args, "--runs")?.unwrap_or(if quick { QUICK_RUNS } else { DEFAULT_RUNS });
+    if runs == 0 {
+        bail!("--runs: must be at least 1");
+    }
+    let only: Option<String> = flag_value(args, "--only")?;
+
+    let mut chosen = workloads(root)?;
+    match &only {
+        Some(name) => {
+            let names: Vec<&str> = chosen.iter().map(|w| w.name).collect();
+            if !names.contains(&name.as_str()) {
+                bail!("--only: no workload `{name}` (one of: {})", names.join(", "));
+            }
+            chosen.retain(|w| w.name == name);
+        }
+        None if quick => chosen.retain(|w| !w.slow),
+        None => {}
+    }
+
+    let ours = build_solver(root)?;
+    let backend = crate::verify::backend(&ours)?;
+    let yardstick = yardstick(root);
+    let yardstick_note = match &yardstick {
+        Ok(_) => format!("`g++ -O3 -march=native` build of {ANCHOR_SRC}"),
+        Err(reason) => {
+            eprintln!("yardstick: skipped ({reason})");
+            format!("skipped ({reason})")
+        }
+    };
+    eprintln!("bench: {runs} timed runs per program and workload; our solver's backend: {backend}");
+
+    let mut rows = Vec::with_capacity(chosen.len());
+    for w in &chosen {
+        eprintln!("bench: {}", w.name);
+        rows.push(measure(w, &ours, yardstick.as_deref().ok(), runs)?);
+    }
+
+    let mut report =
+        format!("{}\n\nOur solver's backend: {backend}. Yardstick: {yardstick_note}. ", heading());
+    if let Some(rev) = revision(root) {
+        write!(report, "Commit: {rev}. ").expect("writing to a String");
+    }
+    writeln!(report, "Timed runs: {runs} per program, after one warm-up.\n\n{}", table(&rows))
+        .expect("writing to a String");
+    print!("{report}");
+
+    append_results(&root.join(RESULTS), &report)?;
+    eprintln!("bench: appended to {RESULTS}");
+    Ok(())
+}
+
+/// Appends a report to the results log, creating it (with its header) when missing.
+fn append_results(path: &Path, report: &str) -> Result<()> {
+    let mut log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    let header = if log.metadata()?.len() == 0 { RESULTS_HEADER } else { "" };
+    write!(log, "{header}\n{report}").with_context(|| format!("cannot write {}", path.display()))
 }

@@ -17,9 +17,10 @@ cargo xtask <command>
 Commands:
   verify [--threads N]   build the release solver, run every fixture under fixtures/, run the
                          exhaustive SIMD-vs-portable test; non-zero exit on any mismatch
-  bench [--quick] [--runs N]
+  bench [--quick] [--runs N] [--only NAME]
                          whole-process timings beside the C++ yardstick (../shared/anchor when
-                         present), appended to benches/RESULTS.md
+                         present), appended to benches/RESULTS.md; --quick: 5 runs instead of
+                         11, 3x3 workloads only; --only: one workload (e.g. empty3x3-d40)
 ";
 
 fn main() -> Result<()> {

@@ -31,7 +31,12 @@ pub fn cases(root: &Path) -> Result<Vec<Case>> {
                 .with_context(|| format!("no answer beside {}", input.display()))?
                 .trim()
                 .to_string();
-            let name = input.strip_prefix(root.join("fixtures")).unwrap_or(&input).with_extension("").display().to_string();
+            let name = input
+                .strip_prefix(root.join("fixtures"))
+                .unwrap_or(&input)
+                .with_extension("")
+                .display()
+                .to_string();
             out.push(Case { name, input, expected });
         }
     }

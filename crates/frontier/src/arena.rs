@@ -1,14 +1,20 @@
-//! Fixed-size arrays of plain data in anonymous memory maps.
+//! Growable arrays of plain data in anonymous memory maps.
 
 use std::marker::PhantomData;
 
 use bytemuck::Pod;
 use memmap2::{MmapMut, MmapOptions};
 
-/// A fixed-length array of `T` in its own anonymous memory map (memmap2).
+/// Address space reserved by a new array unless it asks for more: 256 MiB. Pages cost nothing
+/// until touched (the map does not reserve swap), so arrays grow within it without remapping
+/// or copying, and the pages a run has touched stay mapped for the next use.
+pub const DEFAULT_RESERVE_BYTES: usize = 256 << 20;
+
+/// An array of `T` whose length can change within a reserved anonymous memory map (memmap2).
 ///
-/// Fresh pages are zero and cost nothing until touched, so a large array that a small run
-/// barely uses is cheap; the length is fixed at creation (grow by building a larger one).
+/// * Fresh pages read as zero; pages keep whatever was written to them when the array
+///   shrinks and grows again (callers that need zeroes after a shrink clear them).
+/// * Growing past the reservation maps a larger region and copies the live prefix.
 #[derive(Debug)]
 pub struct MmapArray<T: Pod> {
     map: Option<MmapMut>,
@@ -17,18 +23,40 @@ pub struct MmapArray<T: Pod> {
 }
 
 impl<T: Pod> MmapArray<T> {
-    /// `len` zeroed elements.
+    /// `len` zeroed elements, in a reservation of at least [`DEFAULT_RESERVE_BYTES`].
     ///
     /// # Panics
     /// If the operating system refuses the mapping (out of address space).
     pub fn zeroed(len: usize) -> MmapArray<T> {
-        let bytes = len.checked_mul(std::mem::size_of::<T>()).expect("array size overflows");
-        let map = (bytes > 0).then(|| {
-            MmapOptions::new().len(bytes).map_anon().unwrap_or_else(|e| {
-                panic!("cannot map {bytes} bytes of anonymous memory: {e}")
-            })
-        });
-        MmapArray { map, len, _t: PhantomData }
+        let mut a = MmapArray { map: None, len: 0, _t: PhantomData };
+        a.resize(len);
+        a
+    }
+
+    fn reserved(&self) -> usize {
+        self.map.as_ref().map_or(0, |m| m.len() / std::mem::size_of::<T>().max(1))
+    }
+
+    /// Sets the length to `len`. Elements past the old length are zero if never written
+    /// before, else hold their old values.
+    pub fn resize(&mut self, len: usize) {
+        if len > self.reserved() {
+            let size = std::mem::size_of::<T>().max(1);
+            let bytes = len.checked_mul(size).expect("array size overflows");
+            let bytes = bytes.max(DEFAULT_RESERVE_BYTES).max(2 * self.reserved() * size);
+            let mut map = MmapOptions::new()
+                .len(bytes)
+                .no_reserve_swap()
+                .map_anon()
+                .or_else(|_| MmapOptions::new().len(len * size).map_anon())
+                .unwrap_or_else(|e| panic!("cannot map {bytes} bytes of anonymous memory: {e}"));
+            if let Some(old) = &self.map {
+                let live = self.len * size;
+                map[..live].copy_from_slice(&old[..live]);
+            }
+            self.map = Some(map);
+        }
+        self.len = len;
     }
 
     /// Number of elements.
@@ -45,7 +73,7 @@ impl<T: Pod> MmapArray<T> {
     pub fn as_slice(&self) -> &[T] {
         match &self.map {
             // Page-aligned maps satisfy any `T`'s alignment; bytemuck checks it anyway.
-            Some(m) => bytemuck::cast_slice(&m[..]),
+            Some(m) => bytemuck::cast_slice(&m[..self.len * std::mem::size_of::<T>()]),
             None => &[],
         }
     }
@@ -53,7 +81,7 @@ impl<T: Pod> MmapArray<T> {
     /// The elements, mutably.
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         match &mut self.map {
-            Some(m) => bytemuck::cast_slice_mut(&mut m[..]),
+            Some(m) => bytemuck::cast_slice_mut(&mut m[..self.len * std::mem::size_of::<T>()]),
             None => &mut [],
         }
     }
@@ -64,12 +92,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn zeroed_and_writable() {
+    fn odd_sizes() {
+        let mut a = MmapArray::<[u64; 3]>::zeroed(7);
+        a.as_mut_slice()[6] = [1, 2, 3];
+        a.resize(100);
+        assert_eq!(a.as_slice()[6], [1, 2, 3]);
+    }
+
+    #[test]
+    fn zeroed_writable_and_growable() {
         let mut a = MmapArray::<[u32; 8]>::zeroed(1000);
         assert_eq!(a.len(), 1000);
         assert!(a.as_slice().iter().all(|x| *x == [0; 8]));
         a.as_mut_slice()[999][7] = 5;
         assert_eq!(a.as_slice()[999][7], 5);
+        // Past the reservation: copied.
+        let big = DEFAULT_RESERVE_BYTES / 32 + 10;
+        a.resize(big);
+        assert_eq!(a.as_slice()[999][7], 5);
+        assert_eq!(a.as_slice()[big - 1], [0; 8]);
         assert!(MmapArray::<u64>::zeroed(0).as_slice().is_empty());
     }
 }

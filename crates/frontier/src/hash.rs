@@ -4,14 +4,6 @@ use bytemuck::Pod;
 
 const MUL: u64 = 0x9E37_79B9_7F4A_7C15;
 
-/// The reserved key marking an empty slot: all bits set.
-#[inline(always)]
-pub fn empty_key<K: Pod>() -> K {
-    let mut k = K::zeroed();
-    bytemuck::bytes_of_mut(&mut k).fill(0xFF);
-    k
-}
-
 /// A 64-bit hash of a key's bytes whose *high* bits are well mixed (multiplicative hashing):
 /// shard and slot indices are taken from the top.
 #[inline(always)]

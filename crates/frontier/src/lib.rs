@@ -5,8 +5,8 @@
 //!
 //! * [`CountSet`]: one shard, an open-addressing hash set of plain-data keys (any
 //!   [`bytemuck::Pod`] type) with `[u32; L]` payloads added lane by lane (wrapping) when a key
-//!   is inserted again. Linear probing, load factor at most 1/2, the all-ones key reserved as
-//!   the empty marker, software prefetch of a key's slot.
+//!   is inserted again. Dense keys and counts in insertion order, a `u32` index table with
+//!   linear probing at load factor at most 1/2, software prefetch of a key's slot.
 //! * [`Frontier`]: `2^b` shards; a key's shard is the top `b` bits of its hash, so the shards
 //!   are independent: each can be filled by its own thread, in any order, with the same result.
 //! * [`MmapArray`]: the storage, anonymous memory maps (memmap2) whose pages cost nothing
@@ -35,7 +35,7 @@ mod prefetch;
 mod set;
 
 pub use arena::MmapArray;
-pub use hash::{empty_key, key_hash};
+pub use hash::key_hash;
 pub use prefetch::prefetch;
 pub use set::CountSet;
 
@@ -97,12 +97,14 @@ impl<K: Pod + Eq + Send + Sync, const L: usize> Frontier<K, L> {
         self.shards[self.shard_of(key)].get(key)
     }
 
-    /// Empties every shard; with `shard_bits` changed, rebuilds the shard list.
+    /// Empties every shard, with room for `keys_per_shard` keys each, and sets the number of
+    /// shards to `2^shard_bits`. Shards (and the memory they have touched) are reused.
     pub fn reset(&mut self, shard_bits: u32, keys_per_shard: usize) {
-        if shard_bits != self.shard_bits {
-            *self = Frontier::new(shard_bits);
-        }
+        assert!(shard_bits <= 16, "at most 2^16 shards");
+        self.shard_bits = shard_bits;
+        self.shards.resize_with(1 << shard_bits, || CountSet::new(shard_bits));
         for s in &mut self.shards {
+            s.set_shift(shard_bits);
             s.clear_for(keys_per_shard);
         }
     }

@@ -3,24 +3,29 @@
 use bytemuck::Pod;
 
 use crate::arena::MmapArray;
-use crate::hash::{empty_key, key_hash};
+use crate::hash::key_hash;
 use crate::prefetch::prefetch;
 
 /// The smallest table.
-const MIN_CAPACITY: usize = 16;
+const MIN_SLOTS: usize = 16;
+
+/// How many items ahead [`CountSet::insert_many`] prefetches table slots.
+const PREFETCH_DISTANCE: usize = 8;
 
 /// An open-addressing hash set of keys with `[u32; L]` payloads merged by lane-wise wrapping
 /// addition on insert.
 ///
-/// * Linear probing over a power-of-two table; keys and payloads in two parallel arrays, each
-///   in its own [`MmapArray`], indexed by slot.
-/// * The all-ones key marks an empty slot and can never be inserted.
-/// * The load factor stays at or below 1/2 (the table doubles past it), so a probe is short
-///   and always ends at an empty slot.
+/// * Keys and payloads are *dense*, in insertion order, in two [`MmapArray`]s; the table is a
+///   power-of-two array of `u32` slots holding `index + 1` (0 marks an empty slot, so a fresh
+///   map is an empty table), probed linearly.
+/// * The table's load factor stays at or below 1/2: probes are short and always end.
 /// * Which slot a key lands in is decided by the bits below the top `shift` bits of its hash;
 ///   the top bits are left to choose the shard (see [`crate::Frontier`]).
+/// * Insertion order decides the dense order: the same inserts in the same order give the same
+///   arrays.
 #[derive(Debug)]
 pub struct CountSet<K: Pod + Eq, const L: usize> {
+    table: MmapArray<u32>,
     keys: MmapArray<K>,
     counts: MmapArray<[u32; L]>,
     bits: u32,
@@ -32,13 +37,14 @@ impl<K: Pod + Eq, const L: usize> CountSet<K, L> {
     /// An empty set whose slot bits start below the top `shift` bits of the hash.
     pub fn new(shift: u32) -> Self {
         let mut s = CountSet {
+            table: MmapArray::zeroed(0),
             keys: MmapArray::zeroed(0),
             counts: MmapArray::zeroed(0),
             bits: 0,
             len: 0,
             shift,
         };
-        s.reset(MIN_CAPACITY);
+        s.reserve_slots(MIN_SLOTS);
         s
     }
 
@@ -52,32 +58,41 @@ impl<K: Pod + Eq, const L: usize> CountSet<K, L> {
         self.len == 0
     }
 
-    /// Number of slots.
+    /// Number of table slots (twice the keys it holds before growing).
     pub fn capacity(&self) -> usize {
         1 << self.bits
     }
 
+    /// Empties the set and takes slot bits below the top `shift` bits of the hash from now on.
+    pub fn set_shift(&mut self, shift: u32) {
+        self.clear_for(0);
+        self.shift = shift;
+    }
+
     /// Empties the set, keeping room for at least `keys` keys without growing.
     pub fn clear_for(&mut self, keys: usize) {
-        let want = (2 * keys).next_power_of_two().max(MIN_CAPACITY);
-        if want > self.capacity() {
-            self.reset(want);
-        } else {
-            // Clear only what was used: a set that never held a key is already empty.
-            if self.len > 0 {
-                self.keys.as_mut_slice().fill(empty_key());
-            }
+        let want = (2 * keys).next_power_of_two().max(MIN_SLOTS);
+        if want != self.capacity() {
+            // Shrinking too: a smaller table is faster to clear and to probe.
+            self.len = 0;
+            self.reserve_slots(want);
+        } else if self.len > 0 {
+            // A set that never held a key is already clear.
+            self.table.as_mut_slice().fill(0);
             self.len = 0;
         }
     }
 
-    fn reset(&mut self, capacity: usize) {
-        debug_assert!(capacity.is_power_of_two());
-        self.keys = MmapArray::zeroed(capacity);
-        self.keys.as_mut_slice().fill(empty_key());
-        self.counts = MmapArray::zeroed(capacity);
-        self.bits = capacity.trailing_zeros();
-        self.len = 0;
+    /// Makes the table an empty one of `slots` slots and the key and count arrays room for
+    /// `slots / 2` keys, keeping the stored keys and counts (the caller re-inserts them into
+    /// the table). Memory is reused: only the table is cleared.
+    fn reserve_slots(&mut self, slots: usize) {
+        debug_assert!(slots.is_power_of_two());
+        self.table.resize(slots);
+        self.table.as_mut_slice().fill(0);
+        self.bits = slots.trailing_zeros();
+        self.keys.resize(slots / 2);
+        self.counts.resize(slots / 2);
     }
 
     #[inline(always)]
@@ -85,57 +100,85 @@ impl<K: Pod + Eq, const L: usize> CountSet<K, L> {
         ((key_hash(key) << self.shift) >> (64 - self.bits)) as usize
     }
 
-    /// Hints the CPU to fetch the slot where `key` would go.
+    /// Hints the CPU to fetch the table slot where `key` would go.
     #[inline(always)]
     pub fn prefetch(&self, key: &K) {
-        let i = self.slot(key);
-        prefetch(&self.keys.as_slice()[i]);
-        prefetch(&self.counts.as_slice()[i]);
+        prefetch(&self.table.as_slice()[self.slot(key)]);
     }
 
     /// Adds `add` to the counts of `key`, inserting it (with `add`) if absent.
-    ///
-    /// # Panics
-    /// In debug builds, if `key` is the reserved all-ones key.
     #[inline(always)]
     pub fn insert(&mut self, key: K, add: &[u32; L]) {
-        debug_assert!(key != empty_key(), "the all-ones key is reserved");
-        if 2 * (self.len + 1) > self.capacity() {
-            self.grow();
+        self.insert_many(std::slice::from_ref(&(key, *add)), |r| r.0, |r| &r.1);
+    }
+
+    /// Inserts every item of `items` (its key and counts given by `key` and `counts`), in
+    /// order, prefetching the slots of the items a few places ahead. The same as calling
+    /// [`CountSet::insert`] on each, faster.
+    #[inline(always)]
+    pub fn insert_many<T>(&mut self, items: &[T], key: impl Fn(&T) -> K, counts: impl Fn(&T) -> &[u32; L]) {
+        let mut rest = items;
+        while !rest.is_empty() {
+            // A piece that cannot outgrow the table: each item adds at most one key.
+            let mut room = self.capacity() / 2 - self.len;
+            if room == 0 {
+                self.grow();
+                room = self.capacity() / 2 - self.len;
+            }
+            let (piece, tail) = rest.split_at(room.min(rest.len()));
+            self.insert_piece(piece, &key, &counts);
+            rest = tail;
         }
+    }
+
+    /// Inserts `piece`, which has at most `capacity / 2 - len` items.
+    #[inline(always)]
+    fn insert_piece<T>(&mut self, piece: &[T], key: &impl Fn(&T) -> K, counts: &impl Fn(&T) -> &[u32; L]) {
+        let (bits, shift) = (self.bits, self.shift);
+        let slot = |k: &K| ((key_hash(k) << shift) >> (64 - bits)) as usize;
         let mask = self.capacity() - 1;
-        let mut i = self.slot(&key);
+        let table = self.table.as_mut_slice();
         let keys = self.keys.as_mut_slice();
-        loop {
-            let k = keys[i];
-            if k == key {
-                let c = &mut self.counts.as_mut_slice()[i];
-                for (c, a) in c.iter_mut().zip(add) {
-                    *c = c.wrapping_add(*a);
-                }
-                return;
+        let all_counts = self.counts.as_mut_slice();
+        let mut len = self.len;
+        for (j, item) in piece.iter().enumerate() {
+            if let Some(ahead) = piece.get(j + PREFETCH_DISTANCE) {
+                prefetch(&table[slot(&key(ahead))]);
             }
-            if k == empty_key() {
-                keys[i] = key;
-                self.counts.as_mut_slice()[i] = *add;
-                self.len += 1;
-                return;
+            let k = key(item);
+            let mut i = slot(&k);
+            // Probe until an empty slot or the key: the first slot, almost always (load <= 1/2).
+            while table[i] != 0 && keys[table[i] as usize - 1] != k {
+                i = (i + 1) & mask;
             }
-            i = (i + 1) & mask;
+            // Found or new, without a branch (which would be mispredicted for a good share of
+            // the inserts): a new key takes index `len` and starts from zero counts. The piece
+            // fits, so index `len` is in bounds either way.
+            let found = table[i] as usize;
+            let fresh = found == 0;
+            let idx = if fresh { len } else { found - 1 };
+            table[i] = idx as u32 + 1;
+            keys[idx] = k;
+            let keep = if fresh { 0 } else { u32::MAX };
+            let (old, add) = (all_counts[idx], *counts(item));
+            all_counts[idx] = std::array::from_fn(|g| (old[g] & keep).wrapping_add(add[g]));
+            len += fresh as usize;
         }
+        self.len = len;
     }
 
     /// The counts of `key`, if present.
     pub fn get(&self, key: &K) -> Option<&[u32; L]> {
         let mask = self.capacity() - 1;
         let mut i = self.slot(key);
-        let keys = self.keys.as_slice();
+        let table = self.table.as_slice();
         loop {
-            if keys[i] == *key {
-                return Some(&self.counts.as_slice()[i]);
-            }
-            if keys[i] == empty_key() {
+            let idx = table[i] as usize;
+            if idx == 0 {
                 return None;
+            }
+            if self.keys.as_slice()[idx - 1] == *key {
+                return Some(&self.counts.as_slice()[idx - 1]);
             }
             i = (i + 1) & mask;
         }
@@ -143,32 +186,31 @@ impl<K: Pod + Eq, const L: usize> CountSet<K, L> {
 
     #[cold]
     fn grow(&mut self) {
-        let keys = std::mem::replace(&mut self.keys, MmapArray::zeroed(0));
-        let counts = std::mem::replace(&mut self.counts, MmapArray::zeroed(0));
-        self.reset(2 * keys.len().max(MIN_CAPACITY / 2));
-        for (k, c) in keys.as_slice().iter().zip(counts.as_slice()) {
-            if *k != empty_key() {
-                self.insert(*k, c);
+        self.reserve_slots(2 * self.capacity());
+        let mask = self.capacity() - 1;
+        for n in 0..self.len {
+            let mut i = self.slot(&self.keys.as_slice()[n]);
+            let table = self.table.as_mut_slice();
+            while table[i] != 0 {
+                i = (i + 1) & mask;
             }
+            table[i] = n as u32 + 1;
         }
     }
 
-    /// The key array by slot (empty slots hold the all-ones key).
-    pub fn slot_keys(&self) -> &[K] {
-        self.keys.as_slice()
+    /// The keys, in insertion order.
+    pub fn keys(&self) -> &[K] {
+        &self.keys.as_slice()[..self.len]
     }
 
-    /// The counts by slot (meaningless at empty slots).
-    pub fn slot_counts(&self) -> &[[u32; L]] {
-        self.counts.as_slice()
+    /// The counts, in the order of [`CountSet::keys`].
+    pub fn counts(&self) -> &[[u32; L]] {
+        &self.counts.as_slice()[..self.len]
     }
 
-    /// The stored keys and their counts, in slot order.
+    /// The stored keys and their counts, in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (&K, &[u32; L])> + '_ {
-        self.slot_keys()
-            .iter()
-            .zip(self.slot_counts())
-            .filter(|(k, _)| **k != empty_key::<K>())
+        self.keys().iter().zip(self.counts())
     }
 }
 
@@ -193,9 +235,12 @@ mod tests {
         assert_eq!(set.len(), map.len());
         for (k, c) in set.iter() {
             assert_eq!(map[k], *c);
+            assert_eq!(set.get(k), Some(c));
         }
         assert!(set.len() * 2 <= set.capacity());
         set.clear_for(10);
         assert!(set.is_empty() && set.iter().next().is_none() && set.get(&3).is_none());
+        set.insert(u64::MAX, &[1, 2]);
+        assert_eq!(set.get(&u64::MAX), Some(&[1, 2]));
     }
 }

@@ -74,7 +74,8 @@ pub fn run(args: &Args) -> Result<String, (u8, String)> {
     let mut text = String::new();
     let source = match &args.file {
         Some(path) => {
-            text = std::fs::read_to_string(path).map_err(|e| (1, format!("cannot read {}: {e}", path.display())))?;
+            text = std::fs::read_to_string(path)
+                .map_err(|e| (1, format!("cannot read {}: {e}", path.display())))?;
             path.display().to_string()
         }
         None => {
@@ -99,9 +100,15 @@ pub fn run(args: &Args) -> Result<String, (u8, String)> {
             answer.path,
             answer.backend.name()
         );
-        eprintln!("{:>6} {:>12} {:>12} {:>10} {:>9}", "depth", "states", "records", "ended", "seconds");
+        eprintln!(
+            "{:>6} {:>12} {:>12} {:>10} {:>9} {:>9} {:>9}",
+            "depth", "states", "records", "ended", "seconds", "expand", "insert"
+        );
         for s in &answer.stats {
-            eprintln!("{:>6} {:>12} {:>12} {:>10} {:>9.4}", s.depth, s.states, s.records, s.ended, s.seconds);
+            eprintln!(
+                "{:>6} {:>12} {:>12} {:>10} {:>9.4} {:>9.4} {:>9.4}",
+                s.depth, s.states, s.records, s.ended, s.seconds, s.expand_seconds, s.insert_seconds
+            );
         }
     }
     if args.all_depths {

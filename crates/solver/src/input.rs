@@ -68,10 +68,18 @@ pub fn parse(text: &str) -> Result<Problem, InputError> {
             continue;
         }
         if let Some(b) = blank_after {
-            return Err(err(n, None, format!("board row after the blank line {b}: rows must be consecutive")));
+            return Err(err(
+                n,
+                None,
+                format!("board row after the blank line {b}: rows must be consecutive"),
+            ));
         }
         if rows > 0 && tokens.len() != cols {
-            return Err(err(n, None, format!("this row has {} cells, the first row has {}", tokens.len(), cols)));
+            return Err(err(
+                n,
+                None,
+                format!("this row has {} cells, the first row has {}", tokens.len(), cols),
+            ));
         }
         cols = tokens.len();
         rows += 1;
@@ -80,7 +88,11 @@ pub fn parse(text: &str) -> Result<Problem, InputError> {
             cells.push(v);
         }
         if cells.len() > tables::geometry::MAX_CELLS {
-            return Err(err(n, None, format!("the board has more than {} cells", tables::geometry::MAX_CELLS)));
+            return Err(err(
+                n,
+                None,
+                format!("the board has more than {} cells", tables::geometry::MAX_CELLS),
+            ));
         }
     }
     if rows == 0 {

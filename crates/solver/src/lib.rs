@@ -75,7 +75,9 @@ pub struct Answer {
 /// When the requested backend is not available on this CPU, or the thread pool cannot start.
 pub fn solve(board: &Board, depth: u32, options: &Options) -> anyhow::Result<Answer> {
     let level = match options.backend {
-        Some(l) if !l.is_available() => anyhow::bail!("the {} backend is not available on this CPU", l.name()),
+        Some(l) if !l.is_available() => {
+            anyhow::bail!("the {} backend is not available on this CPU", l.name())
+        }
         Some(l) => l,
         None => Level::detect(),
     };
@@ -108,7 +110,13 @@ fn choose(board: &Board, depth: u32, options: &Options, level: Level) -> Answer 
     }
 }
 
-fn with_rules<R: Rules>(rules: &R, board: &Board, depth: u32, options: &Options, path: &'static str) -> Answer {
+fn with_rules<R: Rules>(
+    rules: &R,
+    board: &Board,
+    depth: u32,
+    options: &Options,
+    path: &'static str,
+) -> Answer {
     let outcome = if options.no_symmetry {
         search::Search::new(&NoSymmetry(rules)).run(board.cells(), depth, options.all_depths)
     } else {

@@ -1,13 +1,14 @@
 //! The per-depth breadth-first search over canonical positions, generic over [`Rules`].
 //!
 //! One depth, from the current frontier to the next:
-//! 1. **expand** (parallel over chunks of the current frontier's slots): every successor of
-//!    every position is either full (its hashes, weighted by the parent's counts, go straight
-//!    into the chunk's sum) or canonicalised and written as a record `(canonical key, parent,
-//!    symmetry)`; a chunk's records are then counting-sorted by the shard of their key.
-//! 2. **insert** (parallel over the next frontier's shards): each shard takes its records from
-//!    every chunk, in chunk order, permutes the parent's counts by the record's symmetry and
-//!    merges them into its hash set. Shards are independent, so no lock is needed.
+//! 1. **expand** (parallel over chunks of the current frontier): every successor of every
+//!    position is either full (its hashes, weighted by the parent's counts, go straight into
+//!    the chunk's sum) or canonicalised and written as a record (canonical key, the parent's
+//!    counts permuted by the canonicalising symmetry) into the chunk's bucket for the shard of
+//!    its key.
+//! 2. **insert** (parallel over the next frontier's shards): each shard takes its bucket from
+//!    every chunk, in chunk order, and merges the records into its hash set. Shards are
+//!    independent, so no lock is needed.
 //!
 //! At the last depth nothing is generated: each position adds its counts times the summed
 //! hashes of its successors ([`Rules::successor_hashes`]). Chunks and shards depend only on
@@ -16,14 +17,17 @@
 
 use std::time::Instant;
 
-use frontier::{empty_key, shard_of, Frontier};
+use frontier::{shard_of, Frontier};
 use rayon::prelude::*;
-use state::{mul_add, Counts, Rules};
+use state::{mul_add, Counts, PackedKey, Rules};
 
 use crate::dispatch;
 
-/// Slots of the current frontier expanded by one task.
-const CHUNK_SLOTS: usize = 1 << 13;
+/// Positions of the current frontier expanded by one task.
+const CHUNK_STATES: usize = 1 << 12;
+
+/// Chunks expanded before their records are inserted.
+const BLOCK_CHUNKS: usize = 1 << 20;
 
 /// Statistics of one depth of a search.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -39,33 +43,60 @@ pub struct DepthStats {
     pub ended: u32,
     /// Wall-clock seconds spent on this depth.
     pub seconds: f64,
+    /// Of which expanding the previous frontier (generating and canonicalising successors).
+    pub expand_seconds: f64,
+    /// Of which inserting the records into the new frontier.
+    pub insert_seconds: f64,
 }
 
-/// One successor: its canonical key, and `parent << 3 | symmetry`, the parent's slot counted
-/// from its chunk's start.
+/// One successor on its way to the next frontier: its canonical key and the counts it brings
+/// (the parent's, permuted by the symmetry that canonicalised it).
 #[derive(Clone, Copy, Debug)]
-struct Record<K> {
+pub(crate) struct Record<K> {
     key: K,
-    tag: u32,
+    counts: Counts,
 }
 
-/// A piece of the current frontier: one shard's slots `start..end`, and what expanding it
+/// A piece of the current frontier, one shard's positions `start..end`, and what expanding it
 /// produced.
 #[derive(Debug)]
 pub(crate) struct Chunk<K> {
     shard: usize,
     start: usize,
     end: usize,
-    records: Vec<Record<K>>,
+    /// The records in generation order, with the shard of each.
+    records: Vec<(Record<K>, u32)>,
+    /// The records grouped by next shard (stable counting sort of `records`).
     sorted: Vec<Record<K>>,
     /// `offsets[s]..offsets[s + 1]`: the records of next shard `s` in `sorted`.
     offsets: Vec<u32>,
+    /// Scratch: the successors of one position.
+    succ: Vec<K>,
+    /// Hashes of the paths that ended in this chunk (full successors, or the last depth).
     acc: Counts,
 }
 
 impl<K> Chunk<K> {
     fn new() -> Self {
-        Chunk { shard: 0, start: 0, end: 0, records: Vec::new(), sorted: Vec::new(), offsets: Vec::new(), acc: [0; 8] }
+        Chunk {
+            shard: 0,
+            start: 0,
+            end: 0,
+            records: Vec::new(),
+            sorted: Vec::new(),
+            offsets: Vec::new(),
+            succ: Vec::new(),
+            acc: [0; 8],
+        }
+    }
+
+    fn records(&self) -> usize {
+        self.records.len()
+    }
+
+    /// The records for next shard `s`.
+    fn bucket(&self, s: usize) -> &[Record<K>] {
+        &self.sorted[self.offsets[s] as usize..self.offsets[s + 1] as usize]
     }
 }
 
@@ -76,8 +107,10 @@ pub(crate) struct Search<'r, R: Rules> {
     cur: Frontier<R::Key, 8>,
     next: Frontier<R::Key, 8>,
     chunks: Vec<Chunk<R::Key>>,
-    /// Distinct keys per record at the previous depth: sizes the next tables.
-    distinct_ratio: f64,
+    /// Positions of the last depth per position of the one before: sizes the next tables.
+    growth: f64,
+    /// Seconds of the last step's expand and insert phases.
+    phase_seconds: [f64; 2],
 }
 
 /// The result of a search.
@@ -93,7 +126,14 @@ pub(crate) struct Outcome {
 
 impl<'r, R: Rules> Search<'r, R> {
     pub(crate) fn new(rules: &'r R) -> Self {
-        Search { rules, cur: Frontier::new(0), next: Frontier::new(0), chunks: Vec::new(), distinct_ratio: 1.0 }
+        Search {
+            rules,
+            cur: Frontier::new(0),
+            next: Frontier::new(0),
+            chunks: Vec::new(),
+            growth: 4.0,
+            phase_seconds: [0.0; 2],
+        }
     }
 
     /// Every path of `depth` moves (fewer when the board fills) from `start`.
@@ -114,7 +154,14 @@ impl<'r, R: Rules> Search<'r, R> {
             one[0] = 1;
             self.cur.shard_mut(0).insert(c, &rules.permute(&one, t));
         }
-        out.stats.push(DepthStats { depth: 0, states: self.cur.len() as u64, records: 1, ended: state::fold_lanes(&ended), seconds: t0.elapsed().as_secs_f64() });
+        out.stats.push(DepthStats {
+            depth: 0,
+            states: self.cur.len() as u64,
+            records: 1,
+            ended: state::fold_lanes(&ended),
+            seconds: t0.elapsed().as_secs_f64(),
+            ..DepthStats::default()
+        });
         add(&mut out.total, &ended);
         if all_depths {
             let mut v = ended;
@@ -127,11 +174,7 @@ impl<'r, R: Rules> Search<'r, R> {
         while d < depth && !self.cur.is_empty() {
             d += 1;
             let t = Instant::now();
-            let (ended, states, records) = if d == depth {
-                (self.last_depth(), 0, 0)
-            } else {
-                self.step()
-            };
+            let (ended, states, records) = if d == depth { (self.last_depth(), 0, 0) } else { self.step() };
             add(&mut out.total, &ended);
             if all_depths {
                 let here = if d == depth { [0; 8] } else { self.frontier_hashes() };
@@ -139,7 +182,15 @@ impl<'r, R: Rules> Search<'r, R> {
                 add(&mut v, &here);
                 out.answers.push(state::fold_lanes(&v));
             }
-            out.stats.push(DepthStats { depth: d, states, records, ended: state::fold_lanes(&ended), seconds: t.elapsed().as_secs_f64() });
+            out.stats.push(DepthStats {
+                depth: d,
+                states,
+                records,
+                ended: state::fold_lanes(&ended),
+                seconds: t.elapsed().as_secs_f64(),
+                expand_seconds: self.phase_seconds[0],
+                insert_seconds: self.phase_seconds[1],
+            });
         }
         if all_depths {
             // The board filled before `depth`: later depths add nothing.
@@ -149,7 +200,7 @@ impl<'r, R: Rules> Search<'r, R> {
         out
     }
 
-    /// Lays the current frontier out as chunks of at most [`CHUNK_SLOTS`] slots.
+    /// Lays the current frontier out as chunks of at most [`CHUNK_STATES`] positions.
     fn plan_chunks(&mut self) {
         let mut n = 0;
         for (shard, set) in self.cur.shards().iter().enumerate() {
@@ -157,12 +208,12 @@ impl<'r, R: Rules> Search<'r, R> {
                 continue;
             }
             let mut start = 0;
-            while start < set.capacity() {
+            while start < set.len() {
                 if n == self.chunks.len() {
                     self.chunks.push(Chunk::new());
                 }
                 let c = &mut self.chunks[n];
-                (c.shard, c.start, c.end) = (shard, start, (start + CHUNK_SLOTS).min(set.capacity()));
+                (c.shard, c.start, c.end) = (shard, start, (start + CHUNK_STATES).min(set.len()));
                 start = c.end;
                 n += 1;
             }
@@ -177,10 +228,8 @@ impl<'r, R: Rules> Search<'r, R> {
         self.chunks.par_iter_mut().for_each(|c| {
             c.acc = [0; 8];
             let set = &cur.shards()[c.shard];
-            for (k, n) in set.slot_keys()[c.start..c.end].iter().zip(&set.slot_counts()[c.start..c.end]) {
-                if *k != empty_key::<R::Key>() {
-                    mul_add(&mut c.acc, n, &rules.hashes(*k));
-                }
+            for (k, n) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]) {
+                mul_add(&mut c.acc, n, &rules.hashes(*k));
             }
         });
         self.chunks.iter().fold([0; 8], |mut a, c| {
@@ -203,36 +252,43 @@ impl<'r, R: Rules> Search<'r, R> {
     /// One depth that is not the last: returns the hashes of the paths that ended (full
     /// boards), the number of positions of the next frontier and the records generated.
     fn step(&mut self) -> (Counts, u64, u64) {
+        self.phase_seconds = [0.0; 2];
         self.plan_chunks();
         let shard_bits = shard_bits_for(self.cur.len());
-        let (rules, cur) = (self.rules, &self.cur);
-        self.chunks.par_iter_mut().for_each(|c| dispatch::expand(rules, cur, c, shard_bits));
-        let records: usize = self.chunks.iter().map(|c| c.sorted.len()).sum();
-        let per_shard = records as f64 / (1u64 << shard_bits) as f64;
-        let expect = (per_shard * self.distinct_ratio * 1.2) as usize + 16;
-        self.next.reset(shard_bits, expect);
-        let chunks = &self.chunks;
-        self.next
-            .shards_mut()
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(s, set)| dispatch::insert(rules, cur, chunks, s, set));
+        let expect = self.cur.len() as f64 * self.growth * 1.2 / (1u64 << shard_bits) as f64;
+        self.next.reset(shard_bits, expect as usize + 16);
+        let (rules, cur, next) = (self.rules, &self.cur, &mut self.next);
+        let (mut records, mut ended) = (0, [0u32; 8]);
+        // A block of chunks is expanded, then inserted, before the next: the records in flight
+        // (and the memory they need) stay bounded, and are still in cache when inserted.
+        for block in self.chunks.chunks_mut(BLOCK_CHUNKS) {
+            let t0 = Instant::now();
+            block.par_iter_mut().for_each(|c| dispatch::expand(rules, cur, c, shard_bits));
+            let t1 = Instant::now();
+            for c in block.iter() {
+                records += c.records();
+                add(&mut ended, &c.acc);
+            }
+            let block = &*block;
+            next.shards_mut()
+                .par_iter_mut()
+                .enumerate()
+                .for_each(|(s, set)| dispatch::insert(rules, block, s, set));
+            self.phase_seconds[0] += (t1 - t0).as_secs_f64();
+            self.phase_seconds[1] += t1.elapsed().as_secs_f64();
+        }
         let states = self.next.len();
-        self.distinct_ratio = if records > 0 { (states as f64 / records as f64).max(0.01) } else { 1.0 };
+        self.growth = states as f64 / self.cur.len().max(1) as f64;
         std::mem::swap(&mut self.cur, &mut self.next);
-        let ended = self.chunks.iter().fold([0; 8], |mut a, c| {
-            add(&mut a, &c.acc);
-            a
-        });
         (ended, states as u64, records as u64)
     }
 }
 
-/// Shards for a next frontier grown from `len` positions: about a thousand positions a shard
-/// (small enough to stay in cache while it is filled), at most 2^12 shards.
+/// Shards for a next frontier grown from `len` positions: a few thousand positions a shard,
+/// so that the shard being filled stays in cache, at most 2^12 shards.
 fn shard_bits_for(len: usize) -> u32 {
     let mut bits = 0;
-    while bits < 12 && (len >> bits) > 512 {
+    while bits < 12 && (len >> bits) > 4096 {
         bits += 1;
     }
     bits
@@ -244,72 +300,58 @@ fn add(a: &mut Counts, b: &Counts) {
     }
 }
 
-/// Expands one chunk: full successors into `c.acc`, the others as records sorted by shard.
+/// Expands one chunk: full successors into `c.acc`, the others as records bucketed by the
+/// shard of their canonical key.
 #[inline(always)]
 pub(crate) fn expand<R: Rules>(rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chunk<R::Key>, shard_bits: u32) {
     let set = &cur.shards()[c.shard];
-    let keys = &set.slot_keys()[c.start..c.end];
-    let counts = &set.slot_counts()[c.start..c.end];
+    let shards = 1usize << shard_bits;
+    c.succ.resize(R::BUFFER, R::Key::ZERO);
     c.records.clear();
     let mut acc = [0u32; 8];
-    let records = &mut c.records;
-    for (i, (&k, n)) in keys.iter().zip(counts).enumerate() {
-        if k == empty_key::<R::Key>() {
-            continue;
-        }
-        let tag = (i as u32) << 3;
-        rules.successors(k, |s| {
+    for (&k, n) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]) {
+        let n_succ = rules.successors_into(k, &mut c.succ);
+        for &s in &c.succ[..n_succ] {
             if rules.is_full(s) {
                 mul_add(&mut acc, n, &rules.hashes(s));
             } else {
                 let (key, t) = rules.canonical(s);
-                records.push(Record { key, tag: tag | t as u32 });
+                let shard = shard_of(&key, shard_bits) as u32;
+                c.records.push((Record { key, counts: rules.permute(n, t) }, shard));
             }
-        });
+        }
     }
     c.acc = acc;
-    // Counting sort by shard.
-    let shards = 1usize << shard_bits;
+    // Stable counting sort by shard; the buffers keep their memory from depth to depth.
     c.offsets.clear();
     c.offsets.resize(shards + 1, 0);
-    for r in c.records.iter() {
-        c.offsets[shard_of(&r.key, shard_bits) + 1] += 1;
+    for &(_, s) in &c.records {
+        c.offsets[s as usize + 1] += 1;
     }
     for s in 0..shards {
         c.offsets[s + 1] += c.offsets[s];
     }
-    c.sorted.clear();
-    c.sorted.resize(c.records.len(), Record { key: empty_key(), tag: 0 });
-    let mut pos: Vec<u32> = c.offsets[..shards].to_vec();
-    for r in c.records.iter() {
-        let s = shard_of(&r.key, shard_bits);
-        c.sorted[pos[s] as usize] = *r;
-        pos[s] += 1;
+    let mut next = c.offsets.clone();
+    // Every entry below `records.len()` is overwritten: grow only, never refill.
+    if c.sorted.len() < c.records.len() {
+        c.sorted.resize(c.records.len(), Record { key: R::Key::ZERO, counts: [0; 8] });
+    }
+    for &(r, s) in &c.records {
+        c.sorted[next[s as usize] as usize] = r;
+        next[s as usize] += 1;
     }
 }
 
-/// How far ahead insertion prefetches the table slot of a record.
-const PREFETCH_DISTANCE: usize = 8;
-
-/// Fills next shard `s` from every chunk's records for it.
+/// Fills next shard `s` from every chunk's records for it, in chunk order.
 #[inline(always)]
 pub(crate) fn insert<R: Rules>(
-    rules: &R,
-    cur: &Frontier<R::Key, 8>,
+    _rules: &R,
     chunks: &[Chunk<R::Key>],
     s: usize,
     set: &mut frontier::CountSet<R::Key, 8>,
 ) {
     for c in chunks {
-        let recs = &c.sorted[c.offsets[s] as usize..c.offsets[s + 1] as usize];
-        let parents = &cur.shards()[c.shard].slot_counts()[c.start..c.end];
-        for (j, r) in recs.iter().enumerate() {
-            if let Some(ahead) = recs.get(j + PREFETCH_DISTANCE) {
-                set.prefetch(&ahead.key);
-            }
-            let n = rules.permute(&parents[(r.tag >> 3) as usize], (r.tag & 7) as u8);
-            set.insert(r.key, &n);
-        }
+        set.insert_many(c.bucket(s), |r| r.key, |r| &r.counts);
     }
 }
 
@@ -318,10 +360,8 @@ pub(crate) fn insert<R: Rules>(
 pub(crate) fn last<R: Rules>(rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chunk<R::Key>) {
     let set = &cur.shards()[c.shard];
     let mut acc = [0u32; 8];
-    for (&k, n) in set.slot_keys()[c.start..c.end].iter().zip(&set.slot_counts()[c.start..c.end]) {
-        if k != empty_key::<R::Key>() {
-            mul_add(&mut acc, n, &rules.successor_hashes(k));
-        }
+    for (&k, n) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]) {
+        mul_add(&mut acc, n, &rules.successor_hashes(k));
     }
     c.acc = acc;
 }

@@ -182,7 +182,11 @@ fn all_depths_match_separate_runs() {
         let all = solve(&board, depth, &Options { all_depths: true, ..Options::default() }).unwrap();
         assert_eq!(all.answers.len(), depth as usize + 1);
         for d in 0..=depth {
-            assert_eq!(all.answers[d as usize], reference(&cells, rows, cols, d).0, "{rows}x{cols} depth {d}");
+            assert_eq!(
+                all.answers[d as usize],
+                reference(&cells, rows, cols, d).0,
+                "{rows}x{cols} depth {d}"
+            );
         }
         assert_eq!(all.answer, *all.answers.last().unwrap());
     }
@@ -198,12 +202,15 @@ fn answer_does_not_depend_on_thread_count() {
                 continue;
             }
             let p = solver::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
-            let want: u32 = std::fs::read_to_string(path.with_extension("out")).unwrap().trim().parse().unwrap();
+            let want: u32 =
+                std::fs::read_to_string(path.with_extension("out")).unwrap().trim().parse().unwrap();
             let mut stats = None;
             for threads in [1, 2, 3] {
-                let a = solve(&p.board, p.depth, &Options { threads: Some(threads), ..Options::default() }).unwrap();
+                let a = solve(&p.board, p.depth, &Options { threads: Some(threads), ..Options::default() })
+                    .unwrap();
                 assert_eq!(a.answer, want, "{} with {threads} threads", path.display());
-                let s: Vec<(u64, u64, u32)> = a.stats.iter().map(|s| (s.states, s.records, s.ended)).collect();
+                let s: Vec<(u64, u64, u32)> =
+                    a.stats.iter().map(|s| (s.states, s.records, s.ended)).collect();
                 assert!(stats.get_or_insert(s.clone()) == &s, "statistics differ with {threads} threads");
             }
         }
@@ -214,7 +221,9 @@ fn answer_does_not_depend_on_thread_count() {
 fn reference_agrees_with_published_counts() {
     // Perft-style check of the reference itself against the fixtures' board counts (the
     // counts include full boards reached at that depth; the empty 3x3 has none before depth 9).
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/counts/3x3_empty.txt")).unwrap();
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/counts/3x3_empty.txt"))
+            .unwrap();
     let want: Vec<usize> = text
         .lines()
         .filter(|l| !l.starts_with('#'))

@@ -1,9 +1,7 @@
 //! The contest's 3x3 board on its fast path: ring packing, table-driven moves.
 
 use tables::captures::MOVE_COUNT;
-use tables::ring3::{
-    value, CENTRE_MOVES, CORNER_MOVES, EDGE_MOVES, HASH, LAST, LOW_BITS, RING_CELL,
-};
+use tables::ring3::{value, CENTRE_MOVES, CORNER_MOVES, EDGE_MOVES, HASH, LAST, LOW_BITS, RING_CELL};
 
 use crate::canon::Canon3;
 use crate::rules::{Counts, Level, Rules};
@@ -104,9 +102,45 @@ impl<B: Canon3> Rules for Ring3<B> {
         }
     }
 
+    /// 31 moves at most (4 corners, 4 edges of 4, the centre's 11), plus the slack of the
+    /// 12-wide store of the centre's moves.
+    const BUFFER: usize = 48;
+
+    /// Branch-free: every position's moves are stored, but the write position only advances
+    /// over the empty ones (later stores overwrite the rest). Whether a cell is empty is as
+    /// random as the boards, so branches on it would be mispredicted often.
+    #[inline(always)]
+    fn successors_into(&self, s: u32, out: &mut [u32]) -> usize {
+        let out = &mut out[..Self::BUFFER];
+        let empty = |p: usize| (value(s, p) == 0) as usize;
+        let mut m = 0;
+        for c in 0..4 {
+            let p = 2 * c;
+            out[m] = s.wrapping_add(CORNER_MOVES[c][Self::corner_pattern(s, p)]);
+            m += empty(p);
+        }
+        for c in 0..4 {
+            let p = 2 * c + 1;
+            let x = Self::edge_pattern(s, p);
+            let d = &EDGE_MOVES[c][x].delta;
+            let w: &mut [u32; 4] = (&mut out[m..m + 4]).try_into().expect("4 lanes");
+            *w = std::array::from_fn(|i| s.wrapping_add(d[i]));
+            m += MOVE_COUNT[x] as usize * empty(p);
+        }
+        let x = Self::centre_pattern(s);
+        let d = &CENTRE_MOVES[x].delta;
+        let w: &mut [u32; 12] = (&mut out[m..m + 12]).try_into().expect("12 lanes");
+        *w = std::array::from_fn(|i| s.wrapping_add(d[i]));
+        m + MOVE_COUNT[x] as usize * empty(8)
+    }
+
     #[inline(always)]
     fn hashes(&self, s: u32) -> Counts {
-        let (a, b, c) = (&HASH[0][(s & 511) as usize], &HASH[1][(s >> 9 & 511) as usize], &HASH[2][(s >> 18 & 511) as usize]);
+        let (a, b, c) = (
+            &HASH[0][(s & 511) as usize],
+            &HASH[1][(s >> 9 & 511) as usize],
+            &HASH[2][(s >> 18 & 511) as usize],
+        );
         std::array::from_fn(|g| a[g].wrapping_add(b[g]).wrapping_add(c[g]))
     }
 

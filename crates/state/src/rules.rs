@@ -100,6 +100,25 @@ pub trait Rules: Sync + Send {
     /// moves are reported once per move). `s` must not be full.
     fn successors(&self, s: Self::Key, f: impl FnMut(Self::Key));
 
+    /// The length of buffer [`Rules::successors_into`] needs.
+    const BUFFER: usize = tables::geometry::MAX_CELLS * tables::captures::MAX_PLACEMENTS;
+
+    /// Writes every successor of `s` (as [`Rules::successors`] reports them, in the same order)
+    /// to the front of `out` and returns how many there are; entries past them are scratch.
+    /// `s` must not be full.
+    ///
+    /// # Panics
+    /// If `out` is shorter than [`Rules::BUFFER`].
+    #[inline(always)]
+    fn successors_into(&self, s: Self::Key, out: &mut [Self::Key]) -> usize {
+        let mut n = 0;
+        self.successors(s, |t| {
+            out[n] = t;
+            n += 1;
+        });
+        n
+    }
+
     /// Lane `g`: the hash of the board `g(s)` (wrapping modulo 2^32).
     fn hashes(&self, s: Self::Key) -> Counts;
 

@@ -94,10 +94,7 @@ fn ring3_agrees_with_grid_on_3x3() {
         let mut b = Vec::new();
         grid.successors(g, |t| b.push(grid.unpack(t)));
         assert_eq!(sorted(a), sorted(b), "board {cells:?}");
-        assert_eq!(
-            sorted(ring.successor_hashes(r).to_vec()),
-            sorted(grid.successor_hashes(g).to_vec())
-        );
+        assert_eq!(sorted(ring.successor_hashes(r).to_vec()), sorted(grid.successor_hashes(g).to_vec()));
     }
 }
 

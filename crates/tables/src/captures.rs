@@ -184,11 +184,8 @@ mod tests {
             assert_eq!(MOVE_COUNT[x] as usize, list.len());
             assert_eq!(s.dice, list.iter().map(|p| p.die as u32).sum::<u32>());
             for k in 0..4 {
-                let c: u32 = list
-                    .iter()
-                    .filter(|p| p.captured >> k & 1 == 1)
-                    .map(|_| neighbour(x, k) as u32)
-                    .sum();
+                let c: u32 =
+                    list.iter().filter(|p| p.captured >> k & 1 == 1).map(|_| neighbour(x, k) as u32).sum();
                 assert_eq!(s.captured[k], c);
             }
         }

@@ -195,11 +195,8 @@ mod tests {
         for (r, c) in shapes() {
             let g = Geometry::new(r, c);
             for i in 0..r * c {
-                let mut got: Vec<usize> = g.neighbours[i]
-                    .iter()
-                    .filter(|&&n| n != NO_CELL)
-                    .map(|&n| n as usize)
-                    .collect();
+                let mut got: Vec<usize> =
+                    g.neighbours[i].iter().filter(|&&n| n != NO_CELL).map(|&n| n as usize).collect();
                 got.sort();
                 assert_eq!(got, neighbours_slow(r, c, i), "{r}x{c} cell {i}");
             }

@@ -283,11 +283,8 @@ pub struct LastTables {
 // About 200 k table entries of 8 lanes: long for the const evaluator, not endless.
 #[allow(long_running_const_eval)]
 pub static LAST: LastTables = {
-    let mut t = LastTables {
-        corner: [[[0; 8]; 64]; 4],
-        edge: [[[0; 8]; 512]; 4],
-        centre: [[0; 8]; NUM_PATTERNS],
-    };
+    let mut t =
+        LastTables { corner: [[[0; 8]; 64]; 4], edge: [[[0; 8]; 512]; 4], centre: [[0; 8]; NUM_PATTERNS] };
     let mut c = 0;
     while c < 4 {
         let mut x = 0;

@@ -64,12 +64,9 @@ pub(crate) struct Chunk<K> {
     shard: usize,
     start: usize,
     end: usize,
-    /// The records in generation order, with the shard of each.
-    records: Vec<(Record<K>, u32)>,
-    /// The records grouped by next shard (stable counting sort of `records`).
-    sorted: Vec<Record<K>>,
-    /// `offsets[s]..offsets[s + 1]`: the records of next shard `s` in `sorted`.
-    offsets: Vec<u32>,
+    /// `buckets[s]`: the records for next shard `s`, in generation order. The vectors keep
+    /// their memory from depth to depth.
+    buckets: Vec<Vec<Record<K>>>,
     /// Scratch: the successors of one position.
     succ: Vec<K>,
     /// Hashes of the paths that ended in this chunk (full successors, or the last depth).
@@ -78,25 +75,16 @@ pub(crate) struct Chunk<K> {
 
 impl<K> Chunk<K> {
     fn new() -> Self {
-        Chunk {
-            shard: 0,
-            start: 0,
-            end: 0,
-            records: Vec::new(),
-            sorted: Vec::new(),
-            offsets: Vec::new(),
-            succ: Vec::new(),
-            acc: [0; 8],
-        }
+        Chunk { shard: 0, start: 0, end: 0, buckets: Vec::new(), succ: Vec::new(), acc: [0; 8] }
     }
 
     fn records(&self) -> usize {
-        self.records.len()
+        self.buckets.iter().map(Vec::len).sum()
     }
 
     /// The records for next shard `s`.
     fn bucket(&self, s: usize) -> &[Record<K>] {
-        &self.sorted[self.offsets[s] as usize..self.offsets[s + 1] as usize]
+        &self.buckets[s]
     }
 }
 
@@ -288,7 +276,7 @@ impl<'r, R: Rules> Search<'r, R> {
 /// so that the shard being filled stays in cache, at most 2^12 shards.
 fn shard_bits_for(len: usize) -> u32 {
     let mut bits = 0;
-    while bits < 12 && (len >> bits) > 4096 {
+    while bits < 12 && (len >> bits) > 16384 {
         bits += 1;
     }
     bits
@@ -307,7 +295,10 @@ pub(crate) fn expand<R: Rules>(rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chu
     let set = &cur.shards()[c.shard];
     let shards = 1usize << shard_bits;
     c.succ.resize(R::BUFFER, R::Key::ZERO);
-    c.records.clear();
+    c.buckets.resize_with(shards, Vec::new);
+    for b in &mut c.buckets {
+        b.clear();
+    }
     let mut acc = [0u32; 8];
     for (&k, n) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]) {
         let n_succ = rules.successors_into(k, &mut c.succ);
@@ -316,30 +307,11 @@ pub(crate) fn expand<R: Rules>(rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chu
                 mul_add(&mut acc, n, &rules.hashes(s));
             } else {
                 let (key, t) = rules.canonical(s);
-                let shard = shard_of(&key, shard_bits) as u32;
-                c.records.push((Record { key, counts: rules.permute(n, t) }, shard));
+                c.buckets[shard_of(&key, shard_bits)].push(Record { key, counts: rules.permute(n, t) });
             }
         }
     }
     c.acc = acc;
-    // Stable counting sort by shard; the buffers keep their memory from depth to depth.
-    c.offsets.clear();
-    c.offsets.resize(shards + 1, 0);
-    for &(_, s) in &c.records {
-        c.offsets[s as usize + 1] += 1;
-    }
-    for s in 0..shards {
-        c.offsets[s + 1] += c.offsets[s];
-    }
-    let mut next = c.offsets.clone();
-    // Every entry below `records.len()` is overwritten: grow only, never refill.
-    if c.sorted.len() < c.records.len() {
-        c.sorted.resize(c.records.len(), Record { key: R::Key::ZERO, counts: [0; 8] });
-    }
-    for &(r, s) in &c.records {
-        c.sorted[next[s as usize] as usize] = r;
-        next[s as usize] += 1;
-    }
 }
 
 /// Fills next shard `s` from every chunk's records for it, in chunk order.

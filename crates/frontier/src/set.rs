@@ -109,14 +109,14 @@ impl<K: Pod + Eq, const L: usize> CountSet<K, L> {
     /// Adds `add` to the counts of `key`, inserting it (with `add`) if absent.
     #[inline(always)]
     pub fn insert(&mut self, key: K, add: &[u32; L]) {
-        self.insert_many(std::slice::from_ref(&(key, *add)), |r| r.0, |r| &r.1);
+        self.insert_many(std::slice::from_ref(&(key, *add)), |r| r.0, |r| r.1);
     }
 
     /// Inserts every item of `items` (its key and counts given by `key` and `counts`), in
     /// order, prefetching the slots of the items a few places ahead. The same as calling
     /// [`CountSet::insert`] on each, faster.
     #[inline(always)]
-    pub fn insert_many<T>(&mut self, items: &[T], key: impl Fn(&T) -> K, counts: impl Fn(&T) -> &[u32; L]) {
+    pub fn insert_many<T>(&mut self, items: &[T], key: impl Fn(&T) -> K, counts: impl Fn(&T) -> [u32; L]) {
         let mut rest = items;
         while !rest.is_empty() {
             // A piece that cannot outgrow the table: each item adds at most one key.
@@ -133,7 +133,7 @@ impl<K: Pod + Eq, const L: usize> CountSet<K, L> {
 
     /// Inserts `piece`, which has at most `capacity / 2 - len` items.
     #[inline(always)]
-    fn insert_piece<T>(&mut self, piece: &[T], key: &impl Fn(&T) -> K, counts: &impl Fn(&T) -> &[u32; L]) {
+    fn insert_piece<T>(&mut self, piece: &[T], key: &impl Fn(&T) -> K, counts: &impl Fn(&T) -> [u32; L]) {
         let (bits, shift) = (self.bits, self.shift);
         let slot = |k: &K| ((key_hash(k) << shift) >> (64 - bits)) as usize;
         let mask = self.capacity() - 1;
@@ -160,7 +160,7 @@ impl<K: Pod + Eq, const L: usize> CountSet<K, L> {
             table[i] = idx as u32 + 1;
             keys[idx] = k;
             let keep = if fresh { 0 } else { u32::MAX };
-            let (old, add) = (all_counts[idx], *counts(item));
+            let (old, add) = (all_counts[idx], counts(item));
             all_counts[idx] = std::array::from_fn(|g| (old[g] & keep).wrapping_add(add[g]));
             len += fresh as usize;
         }

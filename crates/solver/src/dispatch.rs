@@ -33,5 +33,5 @@ macro_rules! kernel {
 }
 
 kernel!(expand, expand_avx2, (rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chunk<R::Key>, shard_bits: u32));
-kernel!(insert, insert_avx2, (rules: &R, chunks: &[Chunk<R::Key>], s: usize, set: &mut CountSet<R::Key, 8>));
+kernel!(insert, insert_avx2, (rules: &R, cur: &Frontier<R::Key, 8>, chunks: &[Chunk<R::Key>], s: usize, set: &mut CountSet<R::Key, 8>));
 kernel!(last, last_avx2, (rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chunk<R::Key>));

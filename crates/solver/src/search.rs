@@ -49,12 +49,13 @@ pub struct DepthStats {
     pub insert_seconds: f64,
 }
 
-/// One successor on its way to the next frontier: its canonical key and the counts it brings
-/// (the parent's, permuted by the symmetry that canonicalised it).
+/// One successor on its way to the next frontier: its canonical key, and `parent << 3 | t`,
+/// where `parent` indexes its chunk's positions and `t` is the symmetry that canonicalised it
+/// (the counts it brings are the parent's, permuted by `t`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Record<K> {
     key: K,
-    counts: Counts,
+    tag: u32,
 }
 
 /// A piece of the current frontier, one shard's positions `start..end`, and what expanding it
@@ -261,7 +262,7 @@ impl<'r, R: Rules> Search<'r, R> {
             next.shards_mut()
                 .par_iter_mut()
                 .enumerate()
-                .for_each(|(s, set)| dispatch::insert(rules, block, s, set));
+                .for_each(|(s, set)| dispatch::insert(rules, cur, block, s, set));
             self.phase_seconds[0] += (t1 - t0).as_secs_f64();
             self.phase_seconds[1] += t1.elapsed().as_secs_f64();
         }
@@ -300,14 +301,14 @@ pub(crate) fn expand<R: Rules>(rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chu
         b.clear();
     }
     let mut acc = [0u32; 8];
-    for (&k, n) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]) {
+    for (i, (&k, n)) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]).enumerate() {
         let n_succ = rules.successors_into(k, &mut c.succ);
         for &s in &c.succ[..n_succ] {
             if rules.is_full(s) {
                 mul_add(&mut acc, n, &rules.hashes(s));
             } else {
                 let (key, t) = rules.canonical(s);
-                c.buckets[shard_of(&key, shard_bits)].push(Record { key, counts: rules.permute(n, t) });
+                c.buckets[shard_of(&key, shard_bits)].push(Record { key, tag: (i as u32) << 3 | t as u32 });
             }
         }
     }
@@ -317,13 +318,15 @@ pub(crate) fn expand<R: Rules>(rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chu
 /// Fills next shard `s` from every chunk's records for it, in chunk order.
 #[inline(always)]
 pub(crate) fn insert<R: Rules>(
-    _rules: &R,
+    rules: &R,
+    cur: &Frontier<R::Key, 8>,
     chunks: &[Chunk<R::Key>],
     s: usize,
     set: &mut frontier::CountSet<R::Key, 8>,
 ) {
     for c in chunks {
-        set.insert_many(c.bucket(s), |r| r.key, |r| &r.counts);
+        let parents = &cur.shards()[c.shard].counts()[c.start..c.end];
+        set.insert_many(c.bucket(s), |r| r.key, |r| rules.permute(&parents[(r.tag >> 3) as usize], (r.tag & 7) as u8));
     }
 }
 

@@ -57,6 +57,71 @@ pub fn backend(exe: &Path) -> Result<String> {
     Ok(err.split("backend ").nth(1).and_then(|s| s.lines().next()).unwrap_or("unknown").trim().to_string())
 }
 
+/// Compares the distinct boards per depth (`solver --stats`) with every table under
+/// `fixtures/counts/` (`NAME.txt` for the empty board of shape NAME's `RxC` prefix, one
+/// `depth boards` line a depth); returns the number of tables that differ.
+fn check_counts(root: &Path, exe: &Path) -> Result<usize> {
+    let dir = root.join("fixtures/counts");
+    let mut tables: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    tables.sort();
+    let mut failed = 0;
+    for table in tables.iter().filter(|p| p.extension().is_some_and(|e| e == "txt")) {
+        let name = table.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        let (rows, cols) = name
+            .split('_')
+            .next()
+            .and_then(|s| s.split_once('x'))
+            .and_then(|(r, c)| Some((r.parse::<usize>().ok()?, c.parse::<usize>().ok()?)))
+            .with_context(|| format!("{}: name must start with RxC", table.display()))?;
+        let want: Vec<(String, String)> = std::fs::read_to_string(table)?
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .filter_map(|l| {
+                let mut it = l.split_whitespace();
+                Some((it.next()?.to_string(), it.next()?.to_string()))
+            })
+            .collect();
+        let depth = want.len();
+        let input = format!("{depth}\n{}", format!("{}\n", vec!["0"; cols].join(" ")).repeat(rows));
+        let t = Instant::now();
+        let mut child = Command::new(exe)
+            .arg("--stats")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        std::io::Write::write_all(&mut child.stdin.take().expect("piped"), input.as_bytes())?;
+        let out = child.wait_with_output()?;
+        // The table: `depth states boards ...` after two header lines.
+        let got: Vec<(String, String)> = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .skip(2)
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                Some((f.first()?.to_string(), f.get(2)?.to_string()))
+            })
+            .filter(|(d, _)| d != "0")
+            .collect();
+        let ok = out.status.success() && got == want;
+        failed += usize::from(!ok);
+        println!(
+            "counts/{name}: {} depths of distinct boards, {:.2} s: {}",
+            depth,
+            t.elapsed().as_secs_f64(),
+            if ok { "ok" } else { "MISMATCH" }
+        );
+        if !ok {
+            for (w, g) in want.iter().zip(&got).filter(|(w, g)| w != g).take(5) {
+                println!("  depth {}: expected {}, got {}", w.0, w.1, g.1);
+            }
+        }
+    }
+    Ok(failed)
+}
+
 /// Shape (`RxC`) and depth of an input file.
 fn describe(input: &Path) -> Result<(String, String)> {
     let text = std::fs::read_to_string(input)?;
@@ -98,6 +163,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         );
     }
     println!("\nfixtures: {} passed, {} failed", all.len() - failed, failed);
+    failed += check_counts(root, &exe)?;
     println!("\nexhaustive backend check (every 3x3 board, release):");
     run_cmd(Command::new(env!("CARGO")).args([
         "test",
@@ -112,7 +178,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         "--nocapture",
     ]))?;
     if failed > 0 {
-        bail!("{failed} fixture(s) failed");
+        bail!("{failed} fixture(s) or count table(s) failed");
     }
     Ok(())
 }

@@ -1,15 +1,17 @@
 //! The command-line tool: arguments, reading the input, printing the answer.
 
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
+use serde::Serialize;
 
-use crate::{parse, solve, Level, Options};
+use crate::{parse, solve_observed, Answer, DepthStats, Level, Options, Problem};
 
 /// Exact enumerator of Cephalopod game positions: the sum, over every sequence of DEPTH moves
-/// from the given board, of the final board's hash, modulo 2^30.
+/// from the given board (fewer when it fills), of the final board's hash, modulo 2^30.
 #[derive(Debug, Parser)]
 #[command(version, after_help = EXAMPLES)]
 pub struct Args {
@@ -31,18 +33,28 @@ pub struct Args {
     /// Print the answer at every depth from 0 to DEPTH, one `depth answer` line each.
     #[arg(long)]
     pub all_depths: bool,
-    /// Per-depth statistics on stderr.
+    /// Per-depth statistics on stderr: positions, distinct boards, ended paths, time, memory.
+    /// Counting boards keeps a set of the full boards and generates the last depth: slower.
     #[arg(long)]
     pub stats: bool,
+    /// Print one JSON object on stdout instead of plain text (schema in the README).
+    #[arg(long)]
+    pub json: bool,
+    /// Never show the progress bar (it shows only on a terminal, for runs over a second).
+    #[arg(long)]
+    pub no_progress: bool,
 }
 
 const EXAMPLES: &str = "Examples:
-  printf '40\\n0 0 0\\n0 0 0\\n0 0 0\\n' | solver            # prints 503115192
-  solver --threads 1 --stats fixtures/public/cg01.in
-  solver --all-depths fixtures/shapes/4x4_empty_d8.in";
+  printf '40\\n0 0 0\\n0 0 0\\n0 0 0\\n' | solver        # prints 503115192
+  solver fixtures/public/cg01.in                        # a file instead of stdin
+  solver --threads 1 --stats fixtures/public/cg01.in    # per-depth statistics on stderr
+  solver --all-depths fixtures/shapes/4x4_empty_d8.in   # `depth answer` for depths 0..=8
+  solver --json --stats fixtures/shapes/3x5_d7.in       # one JSON object with the statistics
+  solver --backend portable --general cg.in             # cross-check the fast paths";
 
 /// Runs the tool with the process's arguments; the exit code is 0 on success, 1 on a failure
-/// to read, 2 on bad input or arguments.
+/// to read or write, 2 on bad input or arguments.
 pub fn main() -> ExitCode {
     let args = Args::parse();
     match run(&args) {
@@ -60,7 +72,8 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Everything but printing: returns what goes on stdout, or an exit code and a message.
+/// Everything but printing the result: returns what goes on stdout, or an exit code and a
+/// message. Statistics (with `--stats`) and the progress bar go to stderr.
 pub fn run(args: &Args) -> Result<String, (u8, String)> {
     let backend = match args.backend.as_str() {
         "auto" => None,
@@ -90,30 +103,214 @@ pub fn run(args: &Args) -> Result<String, (u8, String)> {
         general: args.general,
         no_symmetry: args.no_symmetry,
         all_depths: args.all_depths,
+        count_boards: args.stats,
     };
-    let answer = solve(&problem.board, problem.depth, &options).map_err(|e| (2, e.to_string()))?;
-    if args.stats {
-        eprintln!(
-            "# {} board, depth {}, path {}, backend {}",
-            problem.board.shape(),
-            problem.depth,
-            answer.path,
-            answer.backend.name()
-        );
-        eprintln!(
-            "{:>6} {:>12} {:>12} {:>10} {:>9} {:>9} {:>9}",
-            "depth", "states", "records", "ended", "seconds", "expand", "insert"
-        );
-        for s in &answer.stats {
-            eprintln!(
-                "{:>6} {:>12} {:>12} {:>10} {:>9.4} {:>9.4} {:>9.4}",
-                s.depth, s.states, s.records, s.ended, s.seconds, s.expand_seconds, s.insert_seconds
-            );
-        }
+    let started = Instant::now();
+    let show = !args.no_progress && std::io::stderr().is_terminal();
+    let mut progress = Progress::new(problem.depth, show);
+    let answer = solve_observed(&problem.board, problem.depth, &options, &mut |s| progress.depth_done(s))
+        .map_err(|e| (2, e.to_string()))?;
+    progress.finish();
+    let seconds = started.elapsed().as_secs_f64();
+    if args.stats && !args.json {
+        eprint!("{}", stats_table(&problem, &answer));
+    }
+    if args.json {
+        let report = Report::new(&problem, &answer, &options, args.stats, seconds);
+        return Ok(serde_json::to_string_pretty(&report).expect("plain data serialises") + "\n");
     }
     if args.all_depths {
         Ok(answer.answers.iter().enumerate().map(|(d, a)| format!("{d} {a}\n")).collect())
     } else {
         Ok(format!("{}\n", answer.answer))
+    }
+}
+
+/// The `--stats` table.
+fn stats_table(problem: &Problem, answer: &Answer) -> String {
+    let mut out = format!(
+        "# {} board, depth {}, path {}, backend {}\n{:>6} {:>12} {:>14} {:>12} {:>12} {:>10} {:>9} {:>9} {:>9} {:>8}\n",
+        problem.board.shape(),
+        problem.depth,
+        answer.path,
+        answer.backend.name(),
+        "depth",
+        "states",
+        "boards",
+        "records",
+        "ended_paths",
+        "ended",
+        "seconds",
+        "expand",
+        "insert",
+        "peak_MiB"
+    );
+    for s in &answer.stats {
+        out += &format!(
+            "{:>6} {:>12} {:>14} {:>12} {:>12} {:>10} {:>9.4} {:>9.4} {:>9.4} {:>8.1}\n",
+            s.depth,
+            s.states,
+            s.boards.map_or("-".to_string(), |b| b.to_string()),
+            s.records,
+            s.ended_paths,
+            s.ended,
+            s.seconds,
+            s.expand_seconds,
+            s.insert_seconds,
+            s.peak_memory as f64 / (1 << 20) as f64
+        );
+    }
+    out
+}
+
+/// The `--json` output.
+#[derive(Debug, Serialize)]
+struct Report {
+    answer: u32,
+    shape: ShapeJson,
+    depth: u32,
+    path: &'static str,
+    backend: &'static str,
+    threads: usize,
+    seconds: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answers: Option<Vec<u32>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stats: Option<Vec<DepthJson>>,
+}
+
+#[derive(Debug, Serialize)]
+struct ShapeJson {
+    rows: usize,
+    cols: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct DepthJson {
+    depth: u32,
+    states: u64,
+    boards: Option<u64>,
+    records: u64,
+    ended_paths: u32,
+    ended: u32,
+    seconds: f64,
+    expand_seconds: f64,
+    insert_seconds: f64,
+    peak_memory_bytes: u64,
+}
+
+impl Report {
+    fn new(problem: &Problem, answer: &Answer, options: &Options, stats: bool, seconds: f64) -> Report {
+        let shape = problem.board.shape();
+        Report {
+            answer: answer.answer,
+            shape: ShapeJson { rows: shape.rows(), cols: shape.cols() },
+            depth: problem.depth,
+            path: answer.path,
+            backend: answer.backend.name(),
+            threads: options.threads.unwrap_or_else(rayon::current_num_threads),
+            seconds,
+            answers: options.all_depths.then(|| answer.answers.clone()),
+            stats: stats.then(|| answer.stats.iter().map(DepthJson::from).collect()),
+        }
+    }
+}
+
+impl From<&DepthStats> for DepthJson {
+    fn from(s: &DepthStats) -> DepthJson {
+        DepthJson {
+            depth: s.depth,
+            states: s.states,
+            boards: s.boards,
+            records: s.records,
+            ended_paths: s.ended_paths,
+            ended: s.ended,
+            seconds: s.seconds,
+            expand_seconds: s.expand_seconds,
+            insert_seconds: s.insert_seconds,
+            peak_memory_bytes: s.peak_memory,
+        }
+    }
+}
+
+/// How long a run goes before its progress bar appears.
+pub const PROGRESS_DELAY: Duration = Duration::from_secs(1);
+
+/// The progress bar on stderr: only on a terminal, and only once a run has lasted
+/// [`PROGRESS_DELAY`], so that short runs, pipes and CI logs never see it.
+#[derive(Debug)]
+pub struct Progress {
+    total: u32,
+    enabled: bool,
+    started: Instant,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Progress {
+    /// A reporter for a run of `total` depths; `enabled` when stderr is a terminal.
+    pub fn new(total: u32, enabled: bool) -> Progress {
+        Progress { total, enabled, started: Instant::now(), bar: None }
+    }
+
+    /// True when the bar should be on screen after `elapsed`.
+    pub fn should_show(enabled: bool, elapsed: Duration) -> bool {
+        enabled && elapsed >= PROGRESS_DELAY
+    }
+
+    /// True once the bar has been drawn.
+    pub fn is_visible(&self) -> bool {
+        self.bar.is_some()
+    }
+
+    /// Called after each depth.
+    pub fn depth_done(&mut self, s: &DepthStats) {
+        if self.bar.is_none() && Self::should_show(self.enabled, self.started.elapsed()) {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                Some(self.total as u64),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:40}] depth {pos}/{len} {msg}",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_position(s.depth as u64);
+            bar.set_message(format!("{} positions, {:.1} s", s.states, s.seconds));
+        }
+    }
+
+    /// Removes the bar.
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_shows_only_on_a_terminal_after_the_delay() {
+        assert!(!Progress::should_show(false, Duration::from_secs(60)));
+        assert!(!Progress::should_show(true, Duration::from_millis(10)));
+        assert!(Progress::should_show(true, PROGRESS_DELAY));
+        // Not a terminal: never drawn, however long the run.
+        let mut p = Progress { started: Instant::now() - Duration::from_secs(5), ..Progress::new(3, false) };
+        p.depth_done(&DepthStats { depth: 1, ..DepthStats::default() });
+        assert!(!p.is_visible());
+        // A terminal, after the delay: drawn (to a hidden target in tests is not possible, so
+        // check the state only).
+        let mut p = Progress { started: Instant::now() - Duration::from_secs(5), ..Progress::new(3, true) };
+        p.depth_done(&DepthStats { depth: 1, ..DepthStats::default() });
+        assert!(p.is_visible());
+        p.finish();
+        assert!(!p.is_visible());
     }
 }

@@ -32,6 +32,6 @@ macro_rules! kernel {
     };
 }
 
-kernel!(expand, expand_avx2, (rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chunk<R::Key>, shard_bits: u32));
+kernel!(expand, expand_avx2, (rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chunk<R::Key>, shard_bits: u32, count_boards: bool));
 kernel!(insert, insert_avx2, (rules: &R, cur: &Frontier<R::Key, 8>, chunks: &[Chunk<R::Key>], s: usize, set: &mut CountSet<R::Key, 8>));
 kernel!(last, last_avx2, (rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chunk<R::Key>));

@@ -32,7 +32,8 @@ mod search;
 pub mod cli;
 
 pub use input::{parse, InputError, Problem};
-pub use search::DepthStats;
+pub use search::{peak_memory, DepthStats};
+
 pub use state::{Board, Level, Shape};
 
 use state::canon::Portable;
@@ -52,6 +53,9 @@ pub struct Options {
     pub no_symmetry: bool,
     /// Also compute the answer at every depth `0..=depth`.
     pub all_depths: bool,
+    /// Count the distinct boards at every depth ([`DepthStats::boards`]): keeps a set of the
+    /// full boards and generates the last depth instead of summing it directly.
+    pub count_boards: bool,
 }
 
 /// The result of [`solve`].
@@ -74,6 +78,20 @@ pub struct Answer {
 /// # Errors
 /// When the requested backend is not available on this CPU, or the thread pool cannot start.
 pub fn solve(board: &Board, depth: u32, options: &Options) -> anyhow::Result<Answer> {
+    solve_observed(board, depth, options, &mut |_| ())
+}
+
+/// [`solve`], calling `observe` with each depth's statistics as soon as that depth is done
+/// (for progress reports).
+///
+/// # Errors
+/// As [`solve`].
+pub fn solve_observed(
+    board: &Board,
+    depth: u32,
+    options: &Options,
+    observe: &mut (dyn FnMut(&DepthStats) + Send),
+) -> anyhow::Result<Answer> {
     let level = match options.backend {
         Some(l) if !l.is_available() => {
             anyhow::bail!("the {} backend is not available on this CPU", l.name())
@@ -81,7 +99,7 @@ pub fn solve(board: &Board, depth: u32, options: &Options) -> anyhow::Result<Ans
         Some(l) => l,
         None => Level::detect(),
     };
-    let run = || choose(board, depth, options, level);
+    let mut run = move || choose(board, depth, options, level, observe);
     match options.threads {
         Some(n) => {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build()?;
@@ -91,22 +109,32 @@ pub fn solve(board: &Board, depth: u32, options: &Options) -> anyhow::Result<Ans
     }
 }
 
-fn choose(board: &Board, depth: u32, options: &Options, level: Level) -> Answer {
+fn choose(
+    board: &Board,
+    depth: u32,
+    options: &Options,
+    level: Level,
+    observe: &mut dyn FnMut(&DepthStats),
+) -> Answer {
     let shape = board.shape();
     if shape == Shape::SQUARE3 && !options.general {
         #[cfg(target_arch = "x86_64")]
         if level == Level::Avx2 {
             if let Some(b) = state::canon::Avx2::new() {
-                return with_rules(&Ring3::new(b), board, depth, options, "ring3");
+                return with_rules(&Ring3::new(b), board, depth, options, "ring3", observe);
             }
         }
-        return with_rules(&Ring3::new(Portable), board, depth, options, "ring3");
+        return with_rules(&Ring3::new(Portable), board, depth, options, "ring3", observe);
     }
     match shape.width() {
-        Width::U32 => with_rules(&Grid::<u32>::new(shape, level), board, depth, options, "grid-u32"),
-        Width::U64 => with_rules(&Grid::<u64>::new(shape, level), board, depth, options, "grid-u64"),
-        Width::U128 => with_rules(&Grid::<u128>::new(shape, level), board, depth, options, "grid-u128"),
-        Width::U192 => with_rules(&Grid::<U192>::new(shape, level), board, depth, options, "grid-u192"),
+        Width::U32 => with_rules(&Grid::<u32>::new(shape, level), board, depth, options, "grid-u32", observe),
+        Width::U64 => with_rules(&Grid::<u64>::new(shape, level), board, depth, options, "grid-u64", observe),
+        Width::U128 => {
+            with_rules(&Grid::<u128>::new(shape, level), board, depth, options, "grid-u128", observe)
+        }
+        Width::U192 => {
+            with_rules(&Grid::<U192>::new(shape, level), board, depth, options, "grid-u192", observe)
+        }
     }
 }
 
@@ -116,11 +144,13 @@ fn with_rules<R: Rules>(
     depth: u32,
     options: &Options,
     path: &'static str,
+    observe: &mut dyn FnMut(&DepthStats),
 ) -> Answer {
+    let config = search::RunConfig { all_depths: options.all_depths, count_boards: options.count_boards };
     let outcome = if options.no_symmetry {
-        search::Search::new(&NoSymmetry(rules)).run(board.cells(), depth, options.all_depths)
+        search::Search::new(&NoSymmetry(rules)).run(board.cells(), depth, config, observe)
     } else {
-        search::Search::new(rules).run(board.cells(), depth, options.all_depths)
+        search::Search::new(rules).run(board.cells(), depth, config, observe)
     };
     Answer {
         answer: state::fold_lanes(&outcome.total),
@@ -155,6 +185,9 @@ impl<R: Rules> Rules for NoSymmetry<'_, R> {
     #[inline(always)]
     fn canonical(&self, s: R::Key) -> (R::Key, u8) {
         (s, 0)
+    }
+    fn images(&self, s: R::Key) -> [R::Key; 8] {
+        [s; 8]
     }
     #[inline(always)]
     fn permute(&self, counts: &Counts, _t: u8) -> Counts {

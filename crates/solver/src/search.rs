@@ -34,12 +34,20 @@ const BLOCK_CHUNKS: usize = 1 << 20;
 pub struct DepthStats {
     /// The depth (number of moves played).
     pub depth: u32,
-    /// Canonical positions stored at this depth (full boards are not stored).
+    /// Canonical positions stored at this depth (full boards are not stored; none at the last
+    /// depth unless boards are counted).
     pub states: u64,
-    /// Successor records generated to reach them (one per move, before merging).
+    /// With board counting: the distinct boards reached by exactly this many moves, full ones
+    /// included (what the stored positions and the full boards stand for).
+    pub boards: Option<u64>,
+    /// Successor records generated to reach the stored positions (one per move, before
+    /// merging).
     pub records: u64,
+    /// Paths that ended on a full board at this depth, modulo 2^32 (all paths still going
+    /// at the last depth end there too, but are not counted here).
+    pub ended_paths: u32,
     /// Sum of the hashes of all paths ending at this depth (full boards reached at this depth,
-    /// plus every position when this is the last depth), modulo 2^30.
+    /// plus every path at the last depth), modulo 2^30.
     pub ended: u32,
     /// Wall-clock seconds spent on this depth.
     pub seconds: f64,
@@ -47,6 +55,8 @@ pub struct DepthStats {
     pub expand_seconds: f64,
     /// Of which inserting the records into the new frontier.
     pub insert_seconds: f64,
+    /// Peak resident memory of the process so far, in bytes (Linux; 0 elsewhere).
+    pub peak_memory: u64,
 }
 
 /// One successor on its way to the next frontier: its canonical key, and `parent << 3 | t`,
@@ -72,11 +82,24 @@ pub(crate) struct Chunk<K> {
     succ: Vec<K>,
     /// Hashes of the paths that ended in this chunk (full successors, or the last depth).
     acc: Counts,
+    /// Paths that ended on a full successor in this chunk.
+    ended_paths: u32,
+    /// With board counting: the full successors, as records.
+    full: Vec<Record<K>>,
 }
 
 impl<K> Chunk<K> {
     fn new() -> Self {
-        Chunk { shard: 0, start: 0, end: 0, buckets: Vec::new(), succ: Vec::new(), acc: [0; 8] }
+        Chunk {
+            shard: 0,
+            start: 0,
+            end: 0,
+            buckets: Vec::new(),
+            succ: Vec::new(),
+            acc: [0; 8],
+            ended_paths: 0,
+            full: Vec::new(),
+        }
     }
 
     fn records(&self) -> usize {
@@ -100,6 +123,32 @@ pub(crate) struct Search<'r, R: Rules> {
     growth: f64,
     /// Seconds of the last step's expand and insert phases.
     phase_seconds: [f64; 2],
+    /// Count distinct boards at every depth (costs a set of the full boards and a full last
+    /// depth).
+    count_boards: bool,
+    /// With board counting: the full boards reached at the current depth.
+    ended: frontier::CountSet<R::Key, 8>,
+}
+
+/// What a run computes besides the answer.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RunConfig {
+    /// The answer at every depth.
+    pub all_depths: bool,
+    /// Distinct boards at every depth.
+    pub count_boards: bool,
+}
+
+/// Peak resident memory of this process in bytes (`VmHWM`), 0 where unknown.
+pub fn peak_memory() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+            let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kb * 1024)
+        })
+        .unwrap_or(0)
 }
 
 /// The result of a search.
@@ -122,20 +171,32 @@ impl<'r, R: Rules> Search<'r, R> {
             chunks: Vec::new(),
             growth: 4.0,
             phase_seconds: [0.0; 2],
+            count_boards: false,
+            ended: frontier::CountSet::new(0),
         }
     }
 
-    /// Every path of `depth` moves (fewer when the board fills) from `start`.
-    pub(crate) fn run(&mut self, start: &[u8], depth: u32, all_depths: bool) -> Outcome {
+    /// Every path of `depth` moves (fewer when the board fills) from `start`; `observe` sees
+    /// each depth's statistics as soon as the depth is done.
+    pub(crate) fn run(
+        &mut self,
+        start: &[u8],
+        depth: u32,
+        config: RunConfig,
+        observe: &mut dyn FnMut(&DepthStats),
+    ) -> Outcome {
         let rules = self.rules;
+        self.count_boards = config.count_boards;
         let t0 = Instant::now();
         let s = rules.pack(start);
         let mut out = Outcome::default();
         let mut ended = [0u32; 8];
+        let mut first = DepthStats { depth: 0, records: 1, ..DepthStats::default() };
         if depth == 0 || rules.is_full(s) {
             // The board itself ends every path.
             ended = rules.hashes(s);
             ended[1..].fill(0);
+            first.ended_paths = u32::from(rules.is_full(s));
         } else {
             let (c, t) = rules.canonical(s);
             self.cur.reset(0, 1);
@@ -143,16 +204,15 @@ impl<'r, R: Rules> Search<'r, R> {
             one[0] = 1;
             self.cur.shard_mut(0).insert(c, &rules.permute(&one, t));
         }
-        out.stats.push(DepthStats {
-            depth: 0,
-            states: self.cur.len() as u64,
-            records: 1,
-            ended: state::fold_lanes(&ended),
-            seconds: t0.elapsed().as_secs_f64(),
-            ..DepthStats::default()
-        });
+        first.states = self.cur.len() as u64;
+        first.boards = config.count_boards.then_some(1);
+        first.ended = state::fold_lanes(&ended);
+        first.seconds = t0.elapsed().as_secs_f64();
+        first.peak_memory = peak_memory();
+        observe(&first);
+        out.stats.push(first);
         add(&mut out.total, &ended);
-        if all_depths {
+        if config.all_depths {
             let mut v = ended;
             if !self.cur.is_empty() {
                 add(&mut v, &self.frontier_hashes());
@@ -163,25 +223,36 @@ impl<'r, R: Rules> Search<'r, R> {
         while d < depth && !self.cur.is_empty() {
             d += 1;
             let t = Instant::now();
-            let (ended, states, records) = if d == depth { (self.last_depth(), 0, 0) } else { self.step() };
+            let last = d == depth;
+            let mut stats = DepthStats { depth: d, ..DepthStats::default() };
+            let ended = if last && !self.count_boards {
+                self.last_depth()
+            } else {
+                let (mut ended, states, records) = self.step(&mut stats);
+                stats.states = states;
+                stats.records = records;
+                if last {
+                    // Counting boards: the last depth was generated; its positions end here.
+                    add(&mut ended, &self.frontier_hashes());
+                }
+                ended
+            };
             add(&mut out.total, &ended);
-            if all_depths {
-                let here = if d == depth { [0; 8] } else { self.frontier_hashes() };
+            if config.all_depths {
+                let here = if last { [0; 8] } else { self.frontier_hashes() };
                 let mut v = out.total;
                 add(&mut v, &here);
                 out.answers.push(state::fold_lanes(&v));
             }
-            out.stats.push(DepthStats {
-                depth: d,
-                states,
-                records,
-                ended: state::fold_lanes(&ended),
-                seconds: t.elapsed().as_secs_f64(),
-                expand_seconds: self.phase_seconds[0],
-                insert_seconds: self.phase_seconds[1],
-            });
+            stats.ended = state::fold_lanes(&ended);
+            stats.seconds = t.elapsed().as_secs_f64();
+            stats.expand_seconds = self.phase_seconds[0];
+            stats.insert_seconds = self.phase_seconds[1];
+            stats.peak_memory = peak_memory();
+            observe(&stats);
+            out.stats.push(stats);
         }
-        if all_depths {
+        if config.all_depths {
             // The board filled before `depth`: later depths add nothing.
             let last = *out.answers.last().expect("depth 0 is always answered");
             out.answers.resize(depth as usize + 1, last);
@@ -240,8 +311,10 @@ impl<'r, R: Rules> Search<'r, R> {
 
     /// One depth that is not the last: returns the hashes of the paths that ended (full
     /// boards), the number of positions of the next frontier and the records generated.
-    fn step(&mut self) -> (Counts, u64, u64) {
+    fn step(&mut self, stats: &mut DepthStats) -> (Counts, u64, u64) {
         self.phase_seconds = [0.0; 2];
+        let count_boards = self.count_boards;
+        self.ended.clear_for(0);
         self.plan_chunks();
         let shard_bits = shard_bits_for(self.cur.len());
         let expect = self.cur.len() as f64 * self.growth * 1.2 / (1u64 << shard_bits) as f64;
@@ -252,11 +325,17 @@ impl<'r, R: Rules> Search<'r, R> {
         // (and the memory they need) stay bounded, and are still in cache when inserted.
         for block in self.chunks.chunks_mut(BLOCK_CHUNKS) {
             let t0 = Instant::now();
-            block.par_iter_mut().for_each(|c| dispatch::expand(rules, cur, c, shard_bits));
+            block.par_iter_mut().for_each(|c| dispatch::expand(rules, cur, c, shard_bits, count_boards));
             let t1 = Instant::now();
             for c in block.iter() {
                 records += c.records();
                 add(&mut ended, &c.acc);
+                stats.ended_paths = stats.ended_paths.wrapping_add(c.ended_paths);
+                let parents = &cur.shards()[c.shard].counts()[c.start..c.end];
+                for r in &c.full {
+                    self.ended
+                        .insert(r.key, &rules.permute(&parents[(r.tag >> 3) as usize], (r.tag & 7) as u8));
+                }
             }
             let block = &*block;
             next.shards_mut()
@@ -267,6 +346,13 @@ impl<'r, R: Rules> Search<'r, R> {
             self.phase_seconds[1] += t1.elapsed().as_secs_f64();
         }
         let states = self.next.len();
+        if count_boards {
+            let count = |set: &frontier::CountSet<R::Key, 8>| -> u64 {
+                set.iter().map(|(k, n)| rules.boards(*k, n) as u64).sum()
+            };
+            let stored: u64 = self.next.shards().par_iter().map(count).sum();
+            stats.boards = Some(stored + count(&self.ended));
+        }
         self.growth = states as f64 / self.cur.len().max(1) as f64;
         std::mem::swap(&mut self.cur, &mut self.next);
         (ended, states as u64, records as u64)
@@ -292,7 +378,13 @@ fn add(a: &mut Counts, b: &Counts) {
 /// Expands one chunk: full successors into `c.acc`, the others as records bucketed by the
 /// shard of their canonical key.
 #[inline(always)]
-pub(crate) fn expand<R: Rules>(rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chunk<R::Key>, shard_bits: u32) {
+pub(crate) fn expand<R: Rules>(
+    rules: &R,
+    cur: &Frontier<R::Key, 8>,
+    c: &mut Chunk<R::Key>,
+    shard_bits: u32,
+    count_boards: bool,
+) {
     let set = &cur.shards()[c.shard];
     let shards = 1usize << shard_bits;
     c.succ.resize(R::BUFFER, R::Key::ZERO);
@@ -300,12 +392,19 @@ pub(crate) fn expand<R: Rules>(rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chu
     for b in &mut c.buckets {
         b.clear();
     }
+    c.full.clear();
     let mut acc = [0u32; 8];
+    let mut paths = 0u32;
     for (i, (&k, n)) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]).enumerate() {
         let n_succ = rules.successors_into(k, &mut c.succ);
         for &s in &c.succ[..n_succ] {
             if rules.is_full(s) {
                 mul_add(&mut acc, n, &rules.hashes(s));
+                paths = n.iter().fold(paths, |a, &x| a.wrapping_add(x));
+                if count_boards {
+                    let (key, t) = rules.canonical(s);
+                    c.full.push(Record { key, tag: (i as u32) << 3 | t as u32 });
+                }
             } else {
                 let (key, t) = rules.canonical(s);
                 c.buckets[shard_of(&key, shard_bits)].push(Record { key, tag: (i as u32) << 3 | t as u32 });
@@ -313,6 +412,7 @@ pub(crate) fn expand<R: Rules>(rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chu
         }
     }
     c.acc = acc;
+    c.ended_paths = paths;
 }
 
 /// Fills next shard `s` from every chunk's records for it, in chunk order.
@@ -326,7 +426,11 @@ pub(crate) fn insert<R: Rules>(
 ) {
     for c in chunks {
         let parents = &cur.shards()[c.shard].counts()[c.start..c.end];
-        set.insert_many(c.bucket(s), |r| r.key, |r| rules.permute(&parents[(r.tag >> 3) as usize], (r.tag & 7) as u8));
+        set.insert_many(
+            c.bucket(s),
+            |r| r.key,
+            |r| rules.permute(&parents[(r.tag >> 3) as usize], (r.tag & 7) as u8),
+        );
     }
 }
 

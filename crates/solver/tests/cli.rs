@@ -74,3 +74,23 @@ fn stats_go_to_stderr() {
     assert_eq!(out.lines().count(), 1);
     assert!(err.contains("depth") && err.contains("states"), "{err}");
 }
+
+#[test]
+fn json_output_is_one_object() {
+    let (code, out, err) = run(&["--json", "--stats", "--all-depths"], "3\n0 0\n0 0\n");
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["shape"]["rows"], 2);
+    assert_eq!(v["depth"], 3);
+    assert_eq!(v["answers"].as_array().unwrap().len(), 4);
+    assert_eq!(v["stats"][1]["boards"], 4);
+    assert_eq!(v["answer"], v["answers"][3]);
+    assert!(err.is_empty(), "stats go into the JSON, not stderr: {err}");
+}
+
+#[test]
+fn no_progress_bar_when_stderr_is_not_a_terminal() {
+    // A run over a second, stderr piped: nothing but the answer anywhere.
+    let (code, out, err) = run(&[], "14\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n");
+    assert_eq!((code, out.trim(), err.as_str()), (0, "525370856", ""));
+}

@@ -121,9 +121,21 @@ proptest! {
 
     #[test]
     fn matches_reference_on_small_shapes((rows, cols, cells) in board_strategy(4), depth in 0u32..7) {
-        let (want, _) = reference(&cells, rows, cols, depth);
+        let (want, distinct) = reference(&cells, rows, cols, depth);
         for o in all_paths() {
             prop_assert_eq!(solve_with(&cells, rows, cols, depth, &o), want, "{:?}", o);
+        }
+        // Perft-style: the distinct boards of every depth, with and without symmetry.
+        for no_symmetry in [false, true] {
+            let board = Board::new(Shape::new(rows, cols).unwrap(), cells.clone()).unwrap();
+            let o = Options { count_boards: true, no_symmetry, ..Options::default() };
+            let a = solve(&board, depth, &o).unwrap();
+            prop_assert_eq!(a.answer, want);
+            let boards: Vec<usize> = a.stats.iter().map(|s| s.boards.unwrap() as usize).collect();
+            // The search stops early once every path has ended; the reference keeps counting
+            // empty depths.
+            prop_assert_eq!(&boards[..], &distinct[..boards.len()]);
+            prop_assert!(distinct[boards.len()..].iter().all(|&n| n == 0));
         }
     }
 

@@ -104,7 +104,7 @@ impl<K: PackedKey> Grid<K> {
 
     /// The 8 images of `s` (lanes beyond the symmetry count are zero).
     #[inline(always)]
-    pub fn images(&self, s: K) -> [K; 8] {
+    fn raw_images(&self, s: K) -> [K; 8] {
         let mut out = [K::ZERO; 8];
         for k in 0..self.bytes {
             let e = &self.images[256 * k + s.byte(k) as usize];
@@ -157,7 +157,7 @@ impl<K: PackedKey> Rules for Grid<K> {
 
     #[inline(always)]
     fn canonical(&self, s: K) -> (K, u8) {
-        let images = self.images(s);
+        let images = self.raw_images(s);
         let mut best = (images[0], 0u8);
         for (g, &img) in images.iter().enumerate().take(self.symmetries).skip(1) {
             if img < best.0 {
@@ -165,6 +165,12 @@ impl<K: PackedKey> Rules for Grid<K> {
             }
         }
         best
+    }
+
+    fn images(&self, s: K) -> [K; 8] {
+        let mut images = self.raw_images(s);
+        images[self.symmetries..].fill(s);
+        images
     }
 
     #[inline(always)]

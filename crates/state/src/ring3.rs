@@ -1,9 +1,11 @@
 //! The contest's 3x3 board on its fast path: ring packing, table-driven moves.
 
 use tables::captures::MOVE_COUNT;
-use tables::ring3::{value, CENTRE_MOVES, CORNER_MOVES, EDGE_MOVES, HASH, LAST, LOW_BITS, RING_CELL};
+use tables::ring3::{
+    value, CENTRE_MOVES, CORNER_MOVES, EDGE_MOVES, HASH, LAST, LOW_BITS, RING_CELL, RING_MASK,
+};
 
-use crate::canon::Canon3;
+use crate::canon::{reverse_ring, Canon3, ROTATE};
 use crate::rules::{Counts, Level, Rules};
 use crate::shape::Shape;
 
@@ -68,6 +70,15 @@ impl<B: Canon3> Rules for Ring3<B> {
     #[inline(always)]
     fn canonical(&self, s: u32) -> (u32, u8) {
         self.backend.canonical(s)
+    }
+
+    fn images(&self, s: u32) -> [u32; 8] {
+        let ring = s & RING_MASK;
+        let rev = reverse_ring(ring);
+        std::array::from_fn(|t| {
+            let (base, r) = (if t < 4 { ring } else { rev }, ROTATE[t]);
+            (s & !RING_MASK) | ((base << r | base >> (24 - r)) & RING_MASK)
+        })
     }
 
     #[inline(always)]

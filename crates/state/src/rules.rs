@@ -92,6 +92,25 @@ pub trait Rules: Sync + Send {
     /// ties) and `t`.
     fn canonical(&self, s: Self::Key) -> (Self::Key, u8);
 
+    /// The images `g(s)` of `s` under each symmetry `g`, numbered as [`Rules::canonical`]
+    /// numbers them; lanes past the board's symmetry count hold `s`.
+    fn images(&self, s: Self::Key) -> [Self::Key; 8];
+
+    /// The number of distinct boards among the images `g(s)` for the lanes `g` where `counts`
+    /// is not zero: how many boards a stored position with these counts stands for.
+    fn boards(&self, s: Self::Key, counts: &Counts) -> u32 {
+        let images = self.images(s);
+        let mut seen = [s; 8];
+        let mut n = 0;
+        for g in 0..8 {
+            if counts[g] != 0 && !seen[..n].contains(&images[g]) {
+                seen[n] = images[g];
+                n += 1;
+            }
+        }
+        n as u32
+    }
+
     /// The counts of a successor `s` that was canonicalised as `c = t(s)`, from the counts of the
     /// position that produced it: lane `h` becomes lane `h ∘ t`.
     fn permute(&self, counts: &Counts, t: u8) -> Counts;

@@ -59,6 +59,8 @@ fn canonical_form_is_invariant_under_symmetry() {
     for i in 0..20_000 {
         let s = ring.pack(&board(i, 9));
         let (c, t) = ring.canonical(s);
+        assert_eq!(ring.images(s)[t as usize], c);
+        assert_eq!(ring.images(s).iter().min(), Some(&c));
         // c is an image of s: the t-th image.
         let (c2, _) = canonical_slow(c);
         assert_eq!(c, c2, "the canonical form is its own canonical form");
@@ -107,6 +109,7 @@ fn check_grid<K: PackedKey>(rows: usize, cols: usize, seed: u64) {
     let s: K = pack(&cells);
     assert_eq!(grid.canonical(s), grid.canonical_slow(s), "{shape} {cells:?}");
     let (c, t) = grid.canonical(s);
+    assert_eq!(grid.images(s)[t as usize], c);
     assert_eq!(grid.hashes(s)[t as usize], grid.hashes(c)[0]);
     assert_eq!(grid.hashes(s)[0], state::hash_cells(&cells) | (grid.hashes(s)[0] & !state::HASH_MASK));
     if grid.is_full(s) {

@@ -23,7 +23,7 @@ pub struct MmapArray<T: Pod> {
 }
 
 impl<T: Pod> MmapArray<T> {
-    /// `len` zeroed elements, in a reservation of at least [`DEFAULT_RESERVE_BYTES`].
+    /// `len` zeroed elements, in a reservation of at least `DEFAULT_RESERVE_BYTES` (256 MiB).
     ///
     /// # Panics
     /// If the operating system refuses the mapping (out of address space).

@@ -4,11 +4,11 @@
 //! 1. **expand** (parallel over chunks of the current frontier): every successor of every
 //!    position is either full (its hashes, weighted by the parent's counts, go straight into
 //!    the chunk's sum) or canonicalised and written as a record (canonical key, the parent's
-//!    counts permuted by the canonicalising symmetry) into the chunk's bucket for the shard of
-//!    its key.
+//!    index in the chunk and the canonicalising symmetry) into the chunk's bucket for the
+//!    shard of its key.
 //! 2. **insert** (parallel over the next frontier's shards): each shard takes its bucket from
-//!    every chunk, in chunk order, and merges the records into its hash set. Shards are
-//!    independent, so no lock is needed.
+//!    every chunk, in chunk order, permutes each record's parent counts by its symmetry and
+//!    merges them into its hash set. Shards are independent, so no lock is needed.
 //!
 //! At the last depth nothing is generated: each position adds its counts times the summed
 //! hashes of its successors ([`Rules::successor_hashes`]). Chunks and shards depend only on

@@ -94,3 +94,33 @@ fn no_progress_bar_when_stderr_is_not_a_terminal() {
     let (code, out, err) = run(&[], "14\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n");
     assert_eq!((code, out.trim(), err.as_str()), (0, "525370856", ""));
 }
+
+/// Runs the binary with a pseudo-terminal as its stdin, stdout and stderr (util-linux
+/// `script`), returning everything the terminal showed; `None` where `script` is missing.
+fn run_in_pty(args: &str, input_file: &std::path::Path) -> Option<String> {
+    let cmd = format!("{} {} {}", env!("CARGO_BIN_EXE_solver"), args, input_file.display());
+    let out = Command::new("script").args(["-qec", &cmd, "/dev/null"]).stdin(Stdio::null()).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn progress_bar_on_a_terminal_for_long_runs_only() {
+    let dir = std::env::temp_dir().join(format!("cephalopod-pty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let long = dir.join("long.in");
+    // Over a second in a test build, even on a fast machine: the bar must appear.
+    std::fs::write(&long, "16\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n").unwrap();
+    let short = dir.join("short.in");
+    std::fs::write(&short, "3\n0 0\n0 0\n").unwrap();
+    let Some(shown) = run_in_pty("--threads 1", &long) else {
+        eprintln!("skipped: no `script` command to make a pseudo-terminal");
+        return;
+    };
+    assert!(shown.contains("331368948"), "{shown}");
+    assert!(shown.contains("depth") && shown.contains("/16"), "no progress bar on a terminal: {shown}");
+    let quiet = run_in_pty("--threads 1 --no-progress", &long).unwrap();
+    assert!(!quiet.contains("/16"), "--no-progress still drew: {quiet}");
+    let short_run = run_in_pty("", &short).unwrap();
+    assert_eq!(short_run.trim(), "17776", "a short run shows only its answer");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -151,6 +151,18 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
+    /// One `--all-depths` pass equals D+1 separate runs.
+    #[test]
+    fn all_depths_equal_separate_runs((rows, cols, cells) in board_strategy(3), depth in 0u32..9) {
+        let board = Board::new(Shape::new(rows, cols).unwrap(), cells.clone()).unwrap();
+        let all = solve(&board, depth, &Options { all_depths: true, ..Options::default() }).unwrap();
+        prop_assert_eq!(all.answers.len(), depth as usize + 1);
+        for d in 0..=depth {
+            prop_assert_eq!(all.answers[d as usize], solve(&board, d, &Options::default()).unwrap().answer);
+            prop_assert_eq!(all.answers[d as usize], reference(&cells, rows, cols, d).0);
+        }
+    }
+
     /// Every shape up to 8x8, shallow.
     #[test]
     fn matches_reference_on_every_shape(rows in 1usize..=8, cols in 1usize..=8, seed in any::<u64>(), depth in 0u32..4) {

@@ -11,6 +11,8 @@
 //!   are independent: each can be filled by its own thread, in any order, with the same result.
 //! * [`MmapArray`]: the storage, anonymous memory maps (memmap2) whose pages cost nothing
 //!   until touched.
+//! * [`spill`]: record files (key and counts, checked by a header and a checksum) for
+//!   frontiers that live on disk: written and read sequentially.
 //!
 //! The crate knows keys and payloads, not games.
 //!
@@ -33,6 +35,7 @@ mod arena;
 mod hash;
 mod prefetch;
 mod set;
+pub mod spill;
 
 pub use arena::MmapArray;
 pub use hash::key_hash;

@@ -43,6 +43,45 @@ pub struct Args {
     /// Never show the progress bar (it shows only on a terminal, for runs over a second).
     #[arg(long)]
     pub no_progress: bool,
+    /// Keep the frontier on disk, in partitions that fit this much memory: a byte count with
+    /// an optional K, M, G or T suffix (powers of 1024), e.g. 512M or 8G.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory_limit: Option<u64>,
+    /// Directory for the on-disk frontier's scratch files (a fresh subdirectory, removed at
+    /// the end; default: the system's temporary directory). Implies a disk frontier.
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+    /// Save every depth's frontier in DIR (atomically), so that a killed run can be resumed.
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint: Option<PathBuf>,
+    /// Continue the run saved in DIR by --checkpoint (same board, depth and version).
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+}
+
+/// Parses `512M`, `8G`, `1048576`... into bytes.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, shift) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let shift = match c.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                'B' => 0,
+                _ => return Err(format!("unknown size suffix `{c}` (expected K, M, G or T)")),
+            };
+            (&t[..i], shift)
+        }
+        _ => (t, 0),
+    };
+    let n: u64 = digits.parse().map_err(|_| format!("`{text}` is not a size such as 512M or 8G"))?;
+    let bytes = n.checked_mul(1u64 << shift).ok_or_else(|| format!("`{text}` is too large"))?;
+    if bytes == 0 {
+        return Err("the memory limit must be more than zero".into());
+    }
+    Ok(bytes)
 }
 
 const EXAMPLES: &str = "Examples:
@@ -51,7 +90,10 @@ const EXAMPLES: &str = "Examples:
   solver --threads 1 --stats fixtures/public/cg01.in    # per-depth statistics on stderr
   solver --all-depths fixtures/shapes/4x4_empty_d8.in   # `depth answer` for depths 0..=8
   solver --json --stats fixtures/shapes/3x5_d7.in       # one JSON object with the statistics
-  solver --backend portable --general cg.in             # cross-check the fast paths";
+  solver --backend portable --general cg.in             # cross-check the fast paths
+  solver --memory-limit 64M --stats big.in              # frontier on disk, bounded memory
+  solver --checkpoint ck/ big.in                        # save every depth; if killed:
+  solver --checkpoint ck/ --resume ck/ big.in           # ...continue where it stopped";
 
 /// Runs the tool with the process's arguments; the exit code is 0 on success, 1 on a failure
 /// to read or write, 2 on bad input or arguments.
@@ -104,6 +146,10 @@ pub fn run(args: &Args) -> Result<String, (u8, String)> {
         no_symmetry: args.no_symmetry,
         all_depths: args.all_depths,
         count_boards: args.stats,
+        memory_limit: args.memory_limit,
+        work_dir: args.work_dir.clone(),
+        checkpoint: args.checkpoint.clone(),
+        resume: args.resume.clone(),
     };
     let started = Instant::now();
     let show = !args.no_progress && std::io::stderr().is_terminal();
@@ -129,7 +175,7 @@ pub fn run(args: &Args) -> Result<String, (u8, String)> {
 /// The `--stats` table.
 fn stats_table(problem: &Problem, answer: &Answer) -> String {
     let mut out = format!(
-        "# {} board, depth {}, path {}, backend {}\n{:>6} {:>12} {:>14} {:>12} {:>12} {:>10} {:>9} {:>9} {:>9} {:>8}\n",
+        "# {} board, depth {}, path {}, backend {}\n{:>6} {:>12} {:>14} {:>12} {:>12} {:>10} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9}\n",
         problem.board.shape(),
         problem.depth,
         answer.path,
@@ -143,11 +189,13 @@ fn stats_table(problem: &Problem, answer: &Answer) -> String {
         "seconds",
         "expand",
         "insert",
-        "peak_MiB"
+        "peak_MiB",
+        "write_MiB",
+        "read_MiB"
     );
     for s in &answer.stats {
         out += &format!(
-            "{:>6} {:>12} {:>14} {:>12} {:>12} {:>10} {:>9.4} {:>9.4} {:>9.4} {:>8.1}\n",
+            "{:>6} {:>12} {:>14} {:>12} {:>12} {:>10} {:>9.4} {:>9.4} {:>9.4} {:>8.1} {:>9.1} {:>9.1}\n",
             s.depth,
             s.states,
             s.boards.map_or("-".to_string(), |b| b.to_string()),
@@ -157,7 +205,9 @@ fn stats_table(problem: &Problem, answer: &Answer) -> String {
             s.seconds,
             s.expand_seconds,
             s.insert_seconds,
-            s.peak_memory as f64 / (1 << 20) as f64
+            s.peak_memory as f64 / (1 << 20) as f64,
+            s.bytes_written as f64 / (1 << 20) as f64,
+            s.bytes_read as f64 / (1 << 20) as f64
         );
     }
     out
@@ -197,6 +247,8 @@ struct DepthJson {
     expand_seconds: f64,
     insert_seconds: f64,
     peak_memory_bytes: u64,
+    bytes_written: u64,
+    bytes_read: u64,
 }
 
 impl Report {
@@ -229,6 +281,8 @@ impl From<&DepthStats> for DepthJson {
             expand_seconds: s.expand_seconds,
             insert_seconds: s.insert_seconds,
             peak_memory_bytes: s.peak_memory,
+            bytes_written: s.bytes_written,
+            bytes_read: s.bytes_read,
         }
     }
 }

@@ -8,30 +8,34 @@
 use frontier::{CountSet, Frontier};
 use state::{Level, Rules};
 
+use crate::disk::{self, Piece};
 use crate::search::{self, Chunk};
+use state::Counts;
 
 macro_rules! kernel {
-    ($name:ident, $avx2:ident, ($r:ident: $rty:ty $(, $arg:ident: $ty:ty)*)) => {
+    ($module:ident::$name:ident as $pub_name:ident, $avx2:ident, ($r:ident: $rty:ty $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)?) => {
         /// # Safety
         /// The CPU must support [`Level::Avx2`].
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-        unsafe fn $avx2<R: Rules>($r: $rty $(, $arg: $ty)*) {
-            search::$name($r $(, $arg)*)
+        unsafe fn $avx2<R: Rules>($r: $rty $(, $arg: $ty)*) $(-> $ret)? {
+            $module::$name($r $(, $arg)*)
         }
 
-        pub(crate) fn $name<R: Rules>($r: $rty $(, $arg: $ty)*) {
+        pub(crate) fn $pub_name<R: Rules>($r: $rty $(, $arg: $ty)*) $(-> $ret)? {
             match $r.level() {
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: `Rules::level` never reports a level the CPU lacks (backends and
                 // `Grid` check `Level::is_available` when they are made).
                 Level::Avx2 => unsafe { $avx2($r $(, $arg)*) },
-                _ => search::$name($r $(, $arg)*),
+                _ => $module::$name($r $(, $arg)*),
             }
         }
     };
 }
 
-kernel!(expand, expand_avx2, (rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chunk<R::Key>, shard_bits: u32, count_boards: bool));
-kernel!(insert, insert_avx2, (rules: &R, cur: &Frontier<R::Key, 8>, chunks: &[Chunk<R::Key>], s: usize, set: &mut CountSet<R::Key, 8>));
-kernel!(last, last_avx2, (rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chunk<R::Key>));
+kernel!(search::expand as expand, expand_avx2, (rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chunk<R::Key>, shard_bits: u32, count_boards: bool));
+kernel!(search::insert as insert, insert_avx2, (rules: &R, cur: &Frontier<R::Key, 8>, chunks: &[Chunk<R::Key>], s: usize, set: &mut CountSet<R::Key, 8>));
+kernel!(search::last as last, last_avx2, (rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chunk<R::Key>));
+kernel!(disk::expand_piece as disk_expand, disk_expand_avx2, (rules: &R, positions: &[(R::Key, Counts)], bits: u32) -> Piece<R::Key>);
+kernel!(disk::last_block as disk_last, disk_last_avx2, (rules: &R, positions: &[(R::Key, Counts)]) -> Counts);

@@ -25,6 +25,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod disk;
 mod dispatch;
 mod input;
 mod search;
@@ -54,8 +55,42 @@ pub struct Options {
     /// Also compute the answer at every depth `0..=depth`.
     pub all_depths: bool,
     /// Count the distinct boards at every depth ([`DepthStats::boards`]): keeps a set of the
-    /// full boards and generates the last depth instead of summing it directly.
+    /// full boards and generates the last depth instead of summing it directly. In memory
+    /// only (ignored when the frontier is on disk).
     pub count_boards: bool,
+    /// Keep the frontier on disk, in hash partitions small enough that the frontier work fits
+    /// in this many bytes of memory.
+    pub memory_limit: Option<u64>,
+    /// Where the on-disk frontier's scratch files go (a fresh directory inside it, removed at
+    /// the end); the system's temporary directory by default. Implies a disk frontier.
+    pub work_dir: Option<std::path::PathBuf>,
+    /// Save every depth's frontier in this directory, atomically, so that a killed run can be
+    /// resumed. Implies a disk frontier.
+    pub checkpoint: Option<std::path::PathBuf>,
+    /// Continue the run checkpointed in this directory (same board, depth and version).
+    pub resume: Option<std::path::PathBuf>,
+}
+
+impl Options {
+    /// True when the frontier lives on disk.
+    pub fn on_disk(&self) -> bool {
+        self.memory_limit.is_some()
+            || self.work_dir.is_some()
+            || self.checkpoint.is_some()
+            || self.resume.is_some()
+    }
+}
+
+/// The memory limit used when a disk frontier is asked for without one: a quarter of the
+/// physical memory (Linux), else 1 GiB.
+pub fn default_memory_limit() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(1 << 30, |kb| kb * 1024 / 4)
 }
 
 /// The result of [`solve`].
@@ -103,9 +138,9 @@ pub fn solve_observed(
     match options.threads {
         Some(n) => {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build()?;
-            Ok(pool.install(run))
+            pool.install(run)
         }
-        None => Ok(run()),
+        None => run(),
     }
 }
 
@@ -115,7 +150,7 @@ fn choose(
     options: &Options,
     level: Level,
     observe: &mut dyn FnMut(&DepthStats),
-) -> Answer {
+) -> anyhow::Result<Answer> {
     let shape = board.shape();
     if shape == Shape::SQUARE3 && !options.general {
         #[cfg(target_arch = "x86_64")]
@@ -145,20 +180,35 @@ fn with_rules<R: Rules>(
     options: &Options,
     path: &'static str,
     observe: &mut dyn FnMut(&DepthStats),
-) -> Answer {
-    let config = search::RunConfig { all_depths: options.all_depths, count_boards: options.count_boards };
-    let outcome = if options.no_symmetry {
+) -> anyhow::Result<Answer> {
+    let config = search::RunConfig {
+        all_depths: options.all_depths,
+        count_boards: options.count_boards && !options.on_disk(),
+    };
+    let outcome = if options.on_disk() {
+        let disk = disk::DiskConfig {
+            memory_limit: options.memory_limit.unwrap_or_else(default_memory_limit),
+            work_dir: options.work_dir.clone(),
+            checkpoint: options.checkpoint.clone(),
+            resume: options.resume.clone(),
+        };
+        if options.no_symmetry {
+            disk::run(&NoSymmetry(rules), path, board, depth, config, &disk, observe)?
+        } else {
+            disk::run(rules, path, board, depth, config, &disk, observe)?
+        }
+    } else if options.no_symmetry {
         search::Search::new(&NoSymmetry(rules)).run(board.cells(), depth, config, observe)
     } else {
         search::Search::new(rules).run(board.cells(), depth, config, observe)
     };
-    Answer {
+    Ok(Answer {
         answer: state::fold_lanes(&outcome.total),
         answers: outcome.answers,
         stats: outcome.stats,
         backend: rules.level(),
         path,
-    }
+    })
 }
 
 /// The rules of `R` with every board its own canonical form: counts stay in lane 0.

@@ -57,6 +57,10 @@ pub struct DepthStats {
     pub insert_seconds: f64,
     /// Peak resident memory of the process so far, in bytes (Linux; 0 elsewhere).
     pub peak_memory: u64,
+    /// Bytes written to disk at this depth (frontiers on disk and checkpoints only).
+    pub bytes_written: u64,
+    /// Bytes read from disk at this depth.
+    pub bytes_read: u64,
 }
 
 /// One successor on its way to the next frontier: its canonical key, and `parent << 3 | t`,
@@ -369,7 +373,7 @@ fn shard_bits_for(len: usize) -> u32 {
     bits
 }
 
-fn add(a: &mut Counts, b: &Counts) {
+pub(crate) fn add(a: &mut Counts, b: &Counts) {
     for g in 0..8 {
         a[g] = a[g].wrapping_add(b[g]);
     }

@@ -1,0 +1,305 @@
+//! Record files: frontiers and hash-partitioned successors on disk, sequential I/O only.
+//!
+//! A record is a key and its `[u32; L]` counts, stored as their bytes one after the other. A
+//! file is a 32-byte header (magic, format version, key size, lanes, record count), the
+//! records, and an 8-byte checksum of everything before it. Readers check all of it, so a
+//! truncated or corrupt file is an error naming the file, never a wrong answer.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+
+use bytemuck::Pod;
+
+const MAGIC: &[u8; 8] = b"CEPHREC\0";
+const VERSION: u32 = 1;
+const HEADER: usize = 32;
+
+/// A streaming 64-bit checksum over 8-byte words (the tail zero-padded).
+#[derive(Clone, Copy, Debug)]
+struct Checksum {
+    h: u64,
+    pending: [u8; 8],
+    n: usize,
+}
+
+impl Checksum {
+    fn new() -> Self {
+        Checksum { h: 0x243F_6A88_85A3_08D3, pending: [0; 8], n: 0 }
+    }
+
+    fn word(&mut self, w: u64) {
+        self.h = (self.h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+    }
+
+    fn update(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            if self.n == 0 && bytes.len() >= 8 {
+                let (w, rest) = bytes.split_at(8);
+                self.word(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+                bytes = rest;
+                continue;
+            }
+            let take = (8 - self.n).min(bytes.len());
+            self.pending[self.n..self.n + take].copy_from_slice(&bytes[..take]);
+            self.n += take;
+            bytes = &bytes[take..];
+            if self.n == 8 {
+                self.word(u64::from_le_bytes(self.pending));
+                self.n = 0;
+            }
+        }
+    }
+
+    fn finish(mut self) -> u64 {
+        if self.n > 0 {
+            self.pending[self.n..].fill(0);
+            self.word(u64::from_le_bytes(self.pending));
+        }
+        self.h ^ self.h >> 31
+    }
+}
+
+fn header(key_size: usize, lanes: usize, records: u64) -> [u8; HEADER] {
+    let mut h = [0u8; HEADER];
+    h[..8].copy_from_slice(MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h[12..16].copy_from_slice(&(key_size as u32).to_le_bytes());
+    h[16..20].copy_from_slice(&(lanes as u32).to_le_bytes());
+    h[24..32].copy_from_slice(&records.to_le_bytes());
+    h
+}
+
+fn with_path(e: io::Error, what: &str, path: &Path) -> io::Error {
+    io::Error::new(e.kind(), format!("{what} {}: {e}", path.display()))
+}
+
+/// Writes one record file.
+#[derive(Debug)]
+pub struct RecordWriter<K: Pod, const L: usize> {
+    path: PathBuf,
+    file: File,
+    buf: Vec<u8>,
+    cap: usize,
+    sum: Checksum,
+    records: u64,
+    _k: PhantomData<K>,
+}
+
+impl<K: Pod, const L: usize> RecordWriter<K, L> {
+    /// Creates (or truncates) `path`, buffering `buffer` bytes.
+    ///
+    /// # Errors
+    /// When the file cannot be created; the message names it.
+    pub fn create(path: &Path, buffer: usize) -> io::Result<Self> {
+        let mut file = File::create(path).map_err(|e| with_path(e, "cannot create", path))?;
+        file.write_all(&[0u8; HEADER]).map_err(|e| with_path(e, "cannot write", path))?;
+        let cap = buffer.max(4096);
+        Ok(RecordWriter {
+            path: path.to_path_buf(),
+            file,
+            buf: Vec::with_capacity(cap),
+            cap,
+            sum: Checksum::new(),
+            records: 0,
+            _k: PhantomData,
+        })
+    }
+
+    /// Appends one record.
+    ///
+    /// # Errors
+    /// When the write fails (a full disk, say); the message names the file.
+    #[inline]
+    pub fn push(&mut self, key: &K, counts: &[u32; L]) -> io::Result<()> {
+        self.buf.extend_from_slice(bytemuck::bytes_of(key));
+        self.buf.extend_from_slice(bytemuck::bytes_of(counts));
+        self.records += 1;
+        if self.buf.len() >= self.cap {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.sum.update(&self.buf);
+        self.file.write_all(&self.buf).map_err(|e| with_path(e, "cannot write", &self.path))?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Records written so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Writes the checksum and the header, and with `sync` makes the file durable (fsync).
+    /// Returns the bytes the file takes.
+    ///
+    /// # Errors
+    /// When a write or the sync fails; the message names the file.
+    pub fn finish(mut self, sync: bool) -> io::Result<u64> {
+        self.flush()?;
+        let err = |e| with_path(e, "cannot write", &self.path);
+        let h = header(std::mem::size_of::<K>(), L, self.records);
+        let mut sum = self.sum;
+        sum.update(&h);
+        self.file.write_all(&sum.finish().to_le_bytes()).map_err(err)?;
+        self.file.seek(SeekFrom::Start(0)).and_then(|_| self.file.write_all(&h)).map_err(err)?;
+        if sync {
+            self.file.sync_all().map_err(err)?;
+        }
+        Ok(HEADER as u64 + self.records * record_size::<K, L>() as u64 + 8)
+    }
+}
+
+/// Bytes of one record.
+pub const fn record_size<K, const L: usize>() -> usize {
+    std::mem::size_of::<K>() + 4 * L
+}
+
+/// Reads one record file, checking its header, length and checksum.
+#[derive(Debug)]
+pub struct RecordReader<K: Pod, const L: usize> {
+    path: PathBuf,
+    input: BufReader<File>,
+    records: u64,
+    header: [u8; HEADER],
+    _k: PhantomData<K>,
+}
+
+impl<K: Pod, const L: usize> RecordReader<K, L> {
+    /// Opens `path` and checks its header and length.
+    ///
+    /// # Errors
+    /// A missing file, or one that is not a complete record file of this key size and lane
+    /// count (`InvalidData`); the message names the file.
+    pub fn open(path: &Path) -> io::Result<Self> {
+        let file = File::open(path).map_err(|e| with_path(e, "cannot open", path))?;
+        let len = file.metadata().map_err(|e| with_path(e, "cannot read", path))?.len();
+        let mut input = BufReader::with_capacity(1 << 16, file);
+        let bad =
+            |why: &str| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {why}", path.display()));
+        let mut h = [0u8; HEADER];
+        input.read_exact(&mut h).map_err(|_| bad("truncated (no complete header)"))?;
+        if &h[..8] != MAGIC {
+            return Err(bad("not a record file"));
+        }
+        let word = |at: usize| u32::from_le_bytes(h[at..at + 4].try_into().expect("4 bytes"));
+        if word(8) != VERSION {
+            return Err(bad("written by another format version"));
+        }
+        if word(12) as usize != std::mem::size_of::<K>() || word(16) as usize != L {
+            return Err(bad("records of another key size or lane count"));
+        }
+        let records = u64::from_le_bytes(h[24..32].try_into().expect("8 bytes"));
+        let want = (HEADER as u64)
+            .checked_add(records.checked_mul(record_size::<K, L>() as u64).unwrap_or(u64::MAX));
+        if want.and_then(|w| w.checked_add(8)) != Some(len) {
+            return Err(bad("truncated or padded (length does not match the header)"));
+        }
+        Ok(RecordReader { path: path.to_path_buf(), input, records, header: h, _k: PhantomData })
+    }
+
+    /// Number of records.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Calls `f` on consecutive blocks of at most `block` records, then checks the checksum.
+    /// Returns the bytes read.
+    ///
+    /// # Errors
+    /// A read failure or a checksum mismatch (`InvalidData`), naming the file; `f`'s own
+    /// errors are passed through.
+    pub fn for_each_block(
+        mut self,
+        block: usize,
+        mut f: impl FnMut(&[(K, [u32; L])]) -> io::Result<()>,
+    ) -> io::Result<u64> {
+        let size = record_size::<K, L>();
+        let block = block.max(1);
+        let mut bytes = vec![0u8; block * size];
+        let mut records = Vec::with_capacity(block);
+        let mut sum = Checksum::new();
+        let mut left = self.records;
+        while left > 0 {
+            let n = (left as usize).min(block);
+            let buf = &mut bytes[..n * size];
+            self.input.read_exact(buf).map_err(|e| with_path(e, "cannot read", &self.path))?;
+            sum.update(buf);
+            records.clear();
+            records.extend(buf.chunks_exact(size).map(|rec| {
+                let (k, c) = rec.split_at(std::mem::size_of::<K>());
+                (bytemuck::pod_read_unaligned::<K>(k), bytemuck::pod_read_unaligned::<[u32; L]>(c))
+            }));
+            f(&records)?;
+            left -= n as u64;
+        }
+        let mut stored = [0u8; 8];
+        self.input.read_exact(&mut stored).map_err(|e| with_path(e, "cannot read", &self.path))?;
+        sum.update(&self.header);
+        if u64::from_le_bytes(stored) != sum.finish() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: checksum mismatch (corrupt file)", self.path.display()),
+            ));
+        }
+        Ok(HEADER as u64 + self.records * size as u64 + 8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!(
+            "frontier-spill-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn roundtrip_and_corruption() {
+        let d = dir();
+        let p = d.join("a.rec");
+        let mut w = RecordWriter::<u64, 3>::create(&p, 100).unwrap();
+        for i in 0..10_007u64 {
+            w.push(&(i * 7), &[i as u32, 1, 2]).unwrap();
+        }
+        let bytes = w.finish(true).unwrap();
+        assert_eq!(bytes, std::fs::metadata(&p).unwrap().len());
+        let r = RecordReader::<u64, 3>::open(&p).unwrap();
+        assert_eq!(r.records(), 10_007);
+        let mut seen = 0u64;
+        r.for_each_block(1000, |recs| {
+            for (k, c) in recs {
+                assert_eq!((*k, c[0]), (seen * 7, seen as u32));
+                seen += 1;
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, 10_007);
+        // Wrong key size.
+        assert!(RecordReader::<u32, 3>::open(&p).is_err());
+        // A flipped byte: the checksum catches it.
+        let mut raw = std::fs::read(&p).unwrap();
+        raw[5000] ^= 1;
+        std::fs::write(&p, &raw).unwrap();
+        let e = RecordReader::<u64, 3>::open(&p).unwrap().for_each_block(64, |_| Ok(())).unwrap_err();
+        assert!(e.to_string().contains("checksum") && e.to_string().contains("a.rec"), "{e}");
+        // Truncated.
+        std::fs::write(&p, &raw[..raw.len() - 3]).unwrap();
+        let e = RecordReader::<u64, 3>::open(&p).unwrap_err();
+        assert!(e.to_string().contains("truncated"), "{e}");
+        std::fs::write(&p, b"hello").unwrap();
+        assert!(RecordReader::<u64, 3>::open(&p).is_err());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

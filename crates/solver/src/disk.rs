@@ -1,0 +1,515 @@
+//! The search with its frontiers on disk, for frontiers larger than memory.
+//!
+//! Each depth's frontier is a set of record files (`frontier::spill`), one per hash
+//! partition. A depth streams the current files block by block, expands each block in
+//! parallel, and appends every successor (canonical key and permuted counts) to the spill file
+//! of its partition; then each partition in turn is merged in memory (one `CountSet` at a
+//! time, sized to fit the memory limit) and written out as a file of the next frontier. All
+//! I/O is sequential. With a checkpoint directory the frontier files are written there and
+//! made durable, and a manifest is switched atomically after every depth, so that a killed run
+//! resumes from its last complete depth.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use frontier::spill::{RecordReader, RecordWriter};
+use frontier::{shard_of, CountSet};
+use rayon::prelude::*;
+use state::{mul_add, Board, Counts, PackedKey, Rules};
+
+use crate::search::{add, peak_memory, DepthStats, Outcome, RunConfig};
+
+/// Where and how a disk search runs.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DiskConfig {
+    /// Bytes of memory the frontier work may use.
+    pub memory_limit: u64,
+    /// Parent of the scratch directory (default: the system's temporary directory).
+    pub work_dir: Option<PathBuf>,
+    /// Save each depth's frontier here, atomically.
+    pub checkpoint: Option<PathBuf>,
+    /// Continue the run saved here.
+    pub resume: Option<PathBuf>,
+}
+
+/// Positions read and expanded at a time.
+const BLOCK: usize = 1 << 13;
+
+/// A scratch directory, removed (with everything in it) when dropped.
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn create(parent: Option<&Path>) -> Result<ScratchDir> {
+        let parent = parent.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let dir = parent.join(format!("cephalopod-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create work directory {}", dir.display()))?;
+        Ok(ScratchDir(dir))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Everything a checkpoint records besides the frontier files.
+#[derive(Clone, Debug, PartialEq)]
+struct Manifest {
+    version: String,
+    rows: usize,
+    cols: usize,
+    cells: Vec<u8>,
+    target: u32,
+    depth: u32,
+    total: Counts,
+    parts: usize,
+    states: u64,
+    path: String,
+}
+
+const MANIFEST_HEADER: &str = "cephalopod-checkpoint 1";
+
+impl Manifest {
+    fn to_text(&self) -> String {
+        let join = |v: &mut dyn Iterator<Item = String>| v.collect::<Vec<_>>().join(" ");
+        format!(
+            "{MANIFEST_HEADER}\nversion {}\npath {}\nshape {}x{}\ncells {}\ntarget {}\ndepth {}\ntotal {}\nparts {}\nstates {}\n",
+            self.version,
+            self.path,
+            self.rows,
+            self.cols,
+            join(&mut self.cells.iter().map(|c| c.to_string())),
+            self.target,
+            self.depth,
+            join(&mut self.total.iter().map(|c| c.to_string())),
+            self.parts,
+            self.states
+        )
+    }
+
+    fn parse(text: &str, file: &Path) -> Result<Manifest> {
+        let bad = || anyhow::anyhow!("{}: not a valid checkpoint manifest", file.display());
+        let mut lines = text.lines();
+        if lines.next() != Some(MANIFEST_HEADER) {
+            return Err(bad());
+        }
+        let mut get = |name: &str| -> Result<String> {
+            let line = lines.next().ok_or_else(bad)?;
+            line.strip_prefix(name).and_then(|r| r.strip_prefix(' ')).map(str::to_string).ok_or_else(bad)
+        };
+        let version = get("version")?;
+        let path = get("path")?;
+        let shape = get("shape")?;
+        let (rows, cols) = shape.split_once('x').ok_or_else(bad)?;
+        let cells = get("cells")?
+            .split_whitespace()
+            .map(|c| c.parse().map_err(|_| bad()))
+            .collect::<Result<Vec<u8>>>()?;
+        let target = get("target")?.parse().map_err(|_| bad())?;
+        let depth = get("depth")?.parse().map_err(|_| bad())?;
+        let total: Vec<u32> =
+            get("total")?.split_whitespace().map(|c| c.parse().map_err(|_| bad())).collect::<Result<_>>()?;
+        let parts = get("parts")?.parse().map_err(|_| bad())?;
+        let states = get("states")?.parse().map_err(|_| bad())?;
+        Ok(Manifest {
+            version,
+            path,
+            rows: rows.parse().map_err(|_| bad())?,
+            cols: cols.parse().map_err(|_| bad())?,
+            cells,
+            target,
+            depth,
+            total: total.try_into().map_err(|_| bad())?,
+            parts,
+            states,
+        })
+    }
+}
+
+/// The frontier of one depth on disk.
+struct Level {
+    dir: PathBuf,
+    parts: usize,
+    states: u64,
+}
+
+impl Level {
+    fn file(&self, q: usize) -> PathBuf {
+        part_file(&self.dir, q)
+    }
+}
+
+fn part_file(dir: &Path, q: usize) -> PathBuf {
+    dir.join(format!("part-{q:05}.rec"))
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// Runs the search of `board` to `depth` with frontiers on disk.
+pub(crate) fn run<R: Rules>(
+    rules: &R,
+    path_name: &str,
+    board: &Board,
+    depth: u32,
+    config: RunConfig,
+    disk: &DiskConfig,
+    observe: &mut dyn FnMut(&DepthStats),
+) -> Result<Outcome> {
+    let scratch = ScratchDir::create(disk.work_dir.as_deref())?;
+    let version = env!("CARGO_PKG_VERSION").to_string();
+    let mut out = Outcome::default();
+    let t0 = Instant::now();
+    let shape = board.shape();
+    let mut manifest = Manifest {
+        version: version.clone(),
+        rows: shape.rows(),
+        cols: shape.cols(),
+        cells: board.cells().to_vec(),
+        target: depth,
+        depth: 0,
+        total: [0; 8],
+        parts: 1,
+        states: 0,
+        path: path_name.to_string(),
+    };
+    let frontier_root = disk.checkpoint.clone().unwrap_or_else(|| scratch.0.clone());
+    if let Some(ck) = &disk.checkpoint {
+        std::fs::create_dir_all(ck)
+            .with_context(|| format!("cannot create checkpoint directory {}", ck.display()))?;
+    }
+    let mut cur = match &disk.resume {
+        Some(dir) => {
+            let file = dir.join("current");
+            let name = std::fs::read_to_string(&file).with_context(|| {
+                format!("cannot resume: no checkpoint in {} ({} unreadable)", dir.display(), file.display())
+            })?;
+            let level_dir = dir.join(name.trim());
+            let mfile = level_dir.join("manifest");
+            let text = std::fs::read_to_string(&mfile)
+                .with_context(|| format!("cannot read {}", mfile.display()))?;
+            let m = Manifest::parse(&text, &mfile)?;
+            if m.version != version {
+                bail!("checkpoint {} was written by version {}, this is {version}", dir.display(), m.version);
+            }
+            if (m.rows, m.cols, &m.cells) != (shape.rows(), shape.cols(), &board.cells().to_vec())
+                || m.path != path_name
+            {
+                bail!(
+                    "checkpoint {} is for another board (or solver path); refusing to resume",
+                    dir.display()
+                );
+            }
+            if m.target != depth {
+                bail!(
+                    "checkpoint {} is for depth {}, not {depth}; refusing to resume",
+                    dir.display(),
+                    m.target
+                );
+            }
+            manifest = m;
+            let level = Level { dir: level_dir, parts: manifest.parts, states: manifest.states };
+            // Every file must be complete before any work is done.
+            for q in 0..level.parts {
+                RecordReader::<R::Key, 8>::open(&level.file(q))?;
+            }
+            level
+        }
+        None => {
+            let s = rules.pack(board.cells());
+            let mut ended = [0u32; 8];
+            let dir = frontier_root.join("depth-0");
+            std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            let mut w = RecordWriter::<R::Key, 8>::create(&part_file(&dir, 0), 4096)?;
+            if depth == 0 || rules.is_full(s) {
+                ended = rules.hashes(s);
+                ended[1..].fill(0);
+            } else {
+                let (c, t) = rules.canonical(s);
+                let mut one = [0u32; 8];
+                one[0] = 1;
+                w.push(&c, &rules.permute(&one, t))?;
+            }
+            let states = w.records();
+            w.finish(disk.checkpoint.is_some())?;
+            add(&mut manifest.total, &ended);
+            manifest.states = states;
+            if disk.checkpoint.is_some() {
+                commit_checkpoint(&frontier_root, &dir, &manifest)?;
+            }
+            let stats = DepthStats {
+                depth: 0,
+                states,
+                records: 1,
+                ended: state::fold_lanes(&ended),
+                seconds: t0.elapsed().as_secs_f64(),
+                peak_memory: peak_memory(),
+                ..DepthStats::default()
+            };
+            observe(&stats);
+            out.stats.push(stats);
+            Level { dir, parts: 1, states }
+        }
+    };
+    if config.all_depths {
+        let mut v = manifest.total;
+        add(&mut v, &level_hashes(rules, &cur)?);
+        out.answers.push(state::fold_lanes(&v));
+    }
+    let mut growth = 4.0f64;
+    while manifest.depth < depth && cur.states > 0 {
+        let d = manifest.depth + 1;
+        let t = Instant::now();
+        let mut stats = DepthStats { depth: d, ..DepthStats::default() };
+        let mut ended = [0u32; 8];
+        let mut here = [0u32; 8];
+        if d == depth {
+            for q in 0..cur.parts {
+                stats.bytes_read +=
+                    RecordReader::<R::Key, 8>::open(&cur.file(q))?.for_each_block(BLOCK, |recs| {
+                        let acc = recs.par_chunks(1024).map(|r| crate::dispatch::disk_last(rules, r)).reduce(
+                            || [0; 8],
+                            |mut a, b| {
+                                add(&mut a, &b);
+                                a
+                            },
+                        );
+                        add(&mut ended, &acc);
+                        Ok(())
+                    })?;
+            }
+            manifest.states = 0;
+            manifest.depth = d;
+            add(&mut manifest.total, &ended);
+            let next = Level { dir: cur.dir.clone(), parts: cur.parts, states: 0 };
+            cur = next;
+        } else {
+            let bits = partition_bits::<R::Key>(cur.states as f64 * growth, disk.memory_limit);
+            let parts = 1usize << bits;
+            let spill_dir = scratch.0.join(format!("spill-{d}"));
+            std::fs::create_dir_all(&spill_dir)
+                .with_context(|| format!("cannot create {}", spill_dir.display()))?;
+            let buffer = ((disk.memory_limit / 8) as usize / parts).clamp(4096, 1 << 20);
+            let mut writers = (0..parts)
+                .map(|q| RecordWriter::<R::Key, 8>::create(&part_file(&spill_dir, q), buffer))
+                .collect::<io::Result<Vec<_>>>()?;
+            let t_expand = Instant::now();
+            for q in 0..cur.parts {
+                stats.bytes_read +=
+                    RecordReader::<R::Key, 8>::open(&cur.file(q))?.for_each_block(BLOCK, |recs| {
+                        let pieces: Vec<Piece<R::Key>> = recs
+                            .par_chunks(1024)
+                            .map(|r| crate::dispatch::disk_expand(rules, r, bits))
+                            .collect();
+                        for p in pieces {
+                            add(&mut ended, &p.acc);
+                            stats.ended_paths = stats.ended_paths.wrapping_add(p.paths);
+                            stats.records += p.records.len() as u64;
+                            for (part, key, n) in &p.records {
+                                writers[*part as usize].push(key, n)?;
+                            }
+                        }
+                        Ok(())
+                    })?;
+            }
+            for w in writers {
+                stats.bytes_written += w.finish(false)?;
+            }
+            stats.expand_seconds = t_expand.elapsed().as_secs_f64();
+            let t_insert = Instant::now();
+            let next_dir = frontier_root.join(format!("depth-{d}"));
+            let _ = std::fs::remove_dir_all(&next_dir);
+            std::fs::create_dir_all(&next_dir)
+                .with_context(|| format!("cannot create {}", next_dir.display()))?;
+            // Partitions are merged in parallel, one set per worker (each sized for its
+            // partition: a third of the memory limit at most), each into its own file.
+            let sync = disk.checkpoint.is_some();
+            let workers = rayon::current_num_threads().min(parts).max(1);
+            let merged: Vec<io::Result<(u64, u64, u64, Counts)>> = (0..workers)
+                .into_par_iter()
+                .map(|w| {
+                    // One set per worker, reused for its partitions w, w + workers, ...
+                    let mut set = CountSet::<R::Key, 8>::new(bits);
+                    let mut total = (0, 0, 0, [0u32; 8]);
+                    for q in (w..parts).step_by(workers) {
+                        let (n, read, written, h) = merge_partition(
+                            rules,
+                            &mut set,
+                            &part_file(&spill_dir, q),
+                            &part_file(&next_dir, q),
+                            sync,
+                            config.all_depths,
+                        )?;
+                        total.0 += n;
+                        total.1 += read;
+                        total.2 += written;
+                        add(&mut total.3, &h);
+                    }
+                    Ok(total)
+                })
+                .collect();
+            let mut states = 0u64;
+            for m in merged {
+                let (n, read, written, h) = m?;
+                states += n;
+                stats.bytes_read += read;
+                stats.bytes_written += written;
+                add(&mut here, &h);
+            }
+            let _ = std::fs::remove_dir_all(&spill_dir);
+            stats.insert_seconds = t_insert.elapsed().as_secs_f64();
+            growth = states as f64 / cur.states.max(1) as f64;
+            add(&mut manifest.total, &ended);
+            manifest.depth = d;
+            manifest.parts = parts;
+            manifest.states = states;
+            stats.states = states;
+            let old = std::mem::replace(&mut cur, Level { dir: next_dir, parts, states });
+            if disk.checkpoint.is_some() {
+                commit_checkpoint(&frontier_root, &cur.dir, &manifest)?;
+            }
+            std::fs::remove_dir_all(&old.dir)
+                .with_context(|| format!("cannot remove {}", old.dir.display()))?;
+        }
+        if config.all_depths {
+            let mut v = manifest.total;
+            add(&mut v, &here);
+            out.answers.push(state::fold_lanes(&v));
+        }
+        stats.ended = state::fold_lanes(&ended);
+        stats.seconds = t.elapsed().as_secs_f64();
+        stats.peak_memory = peak_memory();
+        observe(&stats);
+        out.stats.push(stats);
+    }
+    if config.all_depths {
+        let last = out.answers.last().copied().unwrap_or(state::fold_lanes(&manifest.total));
+        out.answers.resize(depth as usize + 1, last);
+    }
+    out.total = manifest.total;
+    Ok(out)
+}
+
+/// Merges one spill file into `set` and writes the set as a frontier file; returns the
+/// positions, the bytes read and written, and (when asked) the sum of counts times hashes.
+fn merge_partition<R: Rules>(
+    rules: &R,
+    set: &mut CountSet<R::Key, 8>,
+    spill: &Path,
+    out: &Path,
+    sync: bool,
+    hashes: bool,
+) -> io::Result<(u64, u64, u64, Counts)> {
+    let reader = RecordReader::<R::Key, 8>::open(spill)?;
+    set.clear_for((reader.records() as f64 / 3.0) as usize + 16);
+    let read = reader.for_each_block(BLOCK, |recs| {
+        set.insert_many(recs, |r| r.0, |r| r.1);
+        Ok(())
+    })?;
+    std::fs::remove_file(spill)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot remove {}: {e}", spill.display())))?;
+    let mut w = RecordWriter::<R::Key, 8>::create(out, 1 << 16)?;
+    let mut here = [0u32; 8];
+    for (k, n) in set.iter() {
+        w.push(k, n)?;
+        if hashes {
+            mul_add(&mut here, n, &rules.hashes(*k));
+        }
+    }
+    let written = w.finish(sync)?;
+    Ok((set.len() as u64, read, written, here))
+}
+
+/// The sum of counts times hashes over a frontier on disk.
+fn level_hashes<R: Rules>(rules: &R, level: &Level) -> Result<Counts> {
+    let mut acc = [0u32; 8];
+    for q in 0..level.parts {
+        RecordReader::<R::Key, 8>::open(&level.file(q))?.for_each_block(BLOCK, |recs| {
+            for (k, n) in recs {
+                mul_add(&mut acc, n, &rules.hashes(*k));
+            }
+            Ok(())
+        })?;
+    }
+    Ok(acc)
+}
+
+/// Makes `level_dir` (already written and synced) the checkpoint of `root`: its manifest is
+/// written and synced, then the `current` pointer is replaced atomically (write, fsync,
+/// rename), then the directory is synced.
+fn commit_checkpoint(root: &Path, level_dir: &Path, manifest: &Manifest) -> Result<()> {
+    let m = level_dir.join("manifest");
+    let write_synced = |path: &Path, text: &str| -> io::Result<()> {
+        let mut f = std::fs::File::create(path)?;
+        io::Write::write_all(&mut f, text.as_bytes())?;
+        f.sync_all()
+    };
+    write_synced(&m, &manifest.to_text()).with_context(|| format!("cannot write {}", m.display()))?;
+    sync_dir(level_dir).with_context(|| format!("cannot sync {}", level_dir.display()))?;
+    let tmp = root.join("current.tmp");
+    let name = level_dir.file_name().expect("a level directory").to_string_lossy().to_string();
+    write_synced(&tmp, &name).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, root.join("current"))
+        .with_context(|| format!("cannot update {}", root.display()))?;
+    sync_dir(root).with_context(|| format!("cannot sync {}", root.display()))?;
+    Ok(())
+}
+
+/// Partitions (as a power of two) so that the sets of all workers merging partitions at once
+/// take at most half the limit (the rest: I/O buffers, the block being expanded, the program).
+fn partition_bits<K>(expected_states: f64, memory_limit: u64) -> u32 {
+    // Dense key and counts, plus a table of 2 to 4 u32 slots a key.
+    let per_state = (std::mem::size_of::<K>() + 32 + 16) as f64;
+    let workers = rayon::current_num_threads().max(1) as f64;
+    let budget = (memory_limit as f64 / 2.0 / workers).max(1.0);
+    let mut bits = 0;
+    while bits < 12 && expected_states * per_state / (1u64 << bits) as f64 > budget {
+        bits += 1;
+    }
+    bits
+}
+
+/// What expanding a piece of a block produced.
+pub(crate) struct Piece<K> {
+    records: Vec<(u32, K, Counts)>,
+    acc: Counts,
+    paths: u32,
+}
+
+/// Expands positions into (partition, canonical key, permuted counts) records.
+#[inline(always)]
+pub(crate) fn expand_piece<R: Rules>(rules: &R, positions: &[(R::Key, Counts)], bits: u32) -> Piece<R::Key> {
+    let mut succ = vec![R::Key::ZERO; R::BUFFER];
+    let mut p = Piece { records: Vec::with_capacity(positions.len() * 4), acc: [0; 8], paths: 0 };
+    for (k, n) in positions {
+        let k = *k;
+        let m = rules.successors_into(k, &mut succ);
+        for &s in &succ[..m] {
+            if rules.is_full(s) {
+                mul_add(&mut p.acc, n, &rules.hashes(s));
+                p.paths = n.iter().fold(p.paths, |a, &x| a.wrapping_add(x));
+            } else {
+                let (key, t) = rules.canonical(s);
+                p.records.push((shard_of(&key, bits) as u32, key, rules.permute(n, t)));
+            }
+        }
+    }
+    p
+}
+
+/// The last depth over a block: Σ counts × summed successor hashes, in parallel.
+#[inline(always)]
+pub(crate) fn last_block<R: Rules>(rules: &R, positions: &[(R::Key, Counts)]) -> Counts {
+    let mut acc = [0u32; 8];
+    for (k, n) in positions {
+        mul_add(&mut acc, n, &rules.successor_hashes(*k));
+    }
+    acc
+}

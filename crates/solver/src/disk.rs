@@ -163,6 +163,40 @@ pub(crate) fn run<R: Rules>(
     disk: &DiskConfig,
     observe: &mut dyn FnMut(&DepthStats),
 ) -> Result<Outcome> {
+    let result = run_inner(rules, path_name, board, depth, config, disk, observe);
+    if result.is_err() {
+        if let Some(ck) = &disk.checkpoint {
+            remove_uncommitted(ck);
+        }
+    }
+    result
+}
+
+/// After a failure: removes the depth directories of `checkpoint` that its `current` pointer
+/// does not name (a depth being written when the run failed), and a stray `current.tmp`.
+fn remove_uncommitted(checkpoint: &Path) {
+    let current = std::fs::read_to_string(checkpoint.join("current")).unwrap_or_default();
+    let _ = std::fs::remove_file(checkpoint.join("current.tmp"));
+    if let Ok(entries) = std::fs::read_dir(checkpoint) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with("depth-") && name != current.trim() {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_inner<R: Rules>(
+    rules: &R,
+    path_name: &str,
+    board: &Board,
+    depth: u32,
+    config: RunConfig,
+    disk: &DiskConfig,
+    observe: &mut dyn FnMut(&DepthStats),
+) -> Result<Outcome> {
     let scratch = ScratchDir::create(disk.work_dir.as_deref())?;
     let version = env!("CARGO_PKG_VERSION").to_string();
     let mut out = Outcome::default();

@@ -96,7 +96,8 @@ const EXAMPLES: &str = "Examples:
   solver --checkpoint ck/ --resume ck/ big.in           # ...continue where it stopped";
 
 /// Runs the tool with the process's arguments; the exit code is 0 on success, 1 on a failure
-/// to read or write, 2 on bad input or arguments.
+/// to read or write (input, output, or the disk frontier's files), 2 on bad input or
+/// arguments (including a checkpoint of another problem).
 pub fn main() -> ExitCode {
     let args = Args::parse();
     match run(&args) {
@@ -155,7 +156,11 @@ pub fn run(args: &Args) -> Result<String, (u8, String)> {
     let show = !args.no_progress && std::io::stderr().is_terminal();
     let mut progress = Progress::new(problem.depth, show);
     let answer = solve_observed(&problem.board, problem.depth, &options, &mut |s| progress.depth_done(s))
-        .map_err(|e| (2, e.to_string()))?;
+        .map_err(|e| {
+            // Disk trouble (unwritable, full, corrupt) is exit 1; refused options are exit 2.
+            let io = e.chain().any(|c| c.is::<std::io::Error>());
+            (if io { 1 } else { 2 }, format!("{e:#}"))
+        })?;
     progress.finish();
     let seconds = started.elapsed().as_secs_f64();
     if args.stats && !args.json {

@@ -194,8 +194,7 @@ impl<K: Pod, const L: usize> RecordReader<K, L> {
             return Err(bad("records of another key size or lane count"));
         }
         let records = u64::from_le_bytes(h[24..32].try_into().expect("8 bytes"));
-        let want = (HEADER as u64)
-            .checked_add(records.checked_mul(record_size::<K, L>() as u64).unwrap_or(u64::MAX));
+        let want = (HEADER as u64).checked_add(records.saturating_mul(record_size::<K, L>() as u64));
         if want.and_then(|w| w.checked_add(8)) != Some(len) {
             return Err(bad("truncated or padded (length does not match the header)"));
         }

@@ -3,6 +3,7 @@
 use tables::captures::{PATTERN_SUMS, PLACEMENTS};
 use tables::geometry::{Geometry, MAX_CELLS, NO_CELL};
 
+use crate::canon::{Portable, Wide};
 use crate::key::{pack, unpack, PackedKey};
 use crate::rules::{Counts, Level, Rules};
 use crate::shape::Shape;
@@ -12,10 +13,16 @@ use crate::shape::Shape;
 /// Canonicalisation reads the key a byte at a time: symmetries only permute bits, so the image
 /// of a key is the OR of the images of its bytes, looked up in a per-shape table of 8 lanes.
 /// The base-10 hash is linear in the bits, so the 8 transformed hashes come the same way.
+///
+/// The smallest image is found by a backend chosen once, by the level the grid is built with:
+/// with [`Level::Avx2`], `u64` keys (4x4 and every shape of 11 to 21 cells) take an AVX2 kernel;
+/// every other case takes the portable code, its twin.
 #[derive(Clone, Debug)]
 pub struct Grid<K: PackedKey> {
     shape: Shape,
     level: Level,
+    /// The canonicalisation backend (follows `level`).
+    wide: Wide,
     cells: usize,
     symmetries: usize,
     compose: [[u8; 8]; 8],
@@ -76,9 +83,11 @@ impl<K: PackedKey> Grid<K> {
             }
         }
         let low = (0..cells).fold(K::ZERO, |k, i| k | K::place(1, i));
+        let level = if level.is_available() { level } else { Level::Portable };
         Grid {
             shape,
-            level: if level.is_available() { level } else { Level::Portable },
+            level,
+            wide: Wide::new(level),
             cells,
             symmetries: geo.symmetries as usize,
             compose: geo.compose,
@@ -105,14 +114,7 @@ impl<K: PackedKey> Grid<K> {
     /// The 8 images of `s` (lanes beyond the symmetry count are zero).
     #[inline(always)]
     fn raw_images(&self, s: K) -> [K; 8] {
-        let mut out = [K::ZERO; 8];
-        for k in 0..self.bytes {
-            let e = &self.images[256 * k + s.byte(k) as usize];
-            for g in 0..8 {
-                out[g] = out[g] | e[g];
-            }
-        }
-        out
+        Portable.wide_images(&self.images, s)
     }
 
     /// Slow twin of [`Rules::canonical`]: moves the cells one by one.
@@ -157,14 +159,7 @@ impl<K: PackedKey> Rules for Grid<K> {
 
     #[inline(always)]
     fn canonical(&self, s: K) -> (K, u8) {
-        let images = self.raw_images(s);
-        let mut best = (images[0], 0u8);
-        for (g, &img) in images.iter().enumerate().take(self.symmetries).skip(1) {
-            if img < best.0 {
-                best = (img, g as u8);
-            }
-        }
-        best
+        K::canonical_wide(&self.images, s, self.symmetries, self.wide)
     }
 
     fn images(&self, s: K) -> [K; 8] {

@@ -5,10 +5,15 @@ use std::ops::{BitAnd, BitOr, BitXor};
 
 use bytemuck::{Pod, Zeroable};
 
+use crate::canon::WideKey;
+
 /// An unsigned integer a board is packed into. Implemented for `u32`, `u64`, `u128` and
 /// [`U192`]; the order is the integer order (the canonical form is the smallest image).
+///
+/// Sealed: its private supertrait picks the canonicalisation kernels of each width.
 pub trait PackedKey:
-    Copy
+    WideKey
+    + Copy
     + Eq
     + Ord
     + Debug

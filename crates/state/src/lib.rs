@@ -8,7 +8,8 @@
 //! * [`Rules`]: what a search needs of a packing: moves, the canonical form (the smallest image
 //!   under the board's 8 or 4 symmetries) with the symmetry that produced it, per-symmetry
 //!   hashes, and the sum of the successors' hashes without generating them.
-//! * [`Grid`]: the rules of any shape, tables built once per shape.
+//! * [`Grid`]: the rules of any shape, tables built once per shape; `u64` keys (11 to 21
+//!   cells) are canonicalised with AVX2 when the grid is built for [`Level::Avx2`].
 //! * [`Ring3`]: the contest's 3x3 board, packed so that its symmetries are rotations and
 //!   reflections of a 24-bit ring, canonicalised by a [`canon`] backend ([`canon::Portable`]
 //!   everywhere, [`canon::Avx2`] where the CPU has it), chosen once at run time.

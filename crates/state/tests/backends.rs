@@ -1,5 +1,6 @@
 //! Every canonicalisation backend against the portable one and the slow twins; the fast 3x3
-//! path against the general one.
+//! path against the general one; the general path's AVX2 kernel against its portable twin on
+//! every shape it serves.
 
 use proptest::prelude::*;
 use state::canon::{canonical_slow, Canon3, Portable};
@@ -158,5 +159,96 @@ proptest! {
     fn grid_rules_hold_on_random_shapes(rows in 1usize..=8, cols in 1usize..=8, seed in any::<u64>()) {
         prop_assume!(rows * cols <= 64);
         check_shape(rows, cols, seed);
+    }
+}
+
+/// Every shape packed into `u64`: 11 to 21 cells (4x4, 3x7, 2x9, 1x13...).
+fn u64_shapes() -> Vec<Shape> {
+    let mut v = Vec::new();
+    for rows in 1..=21 {
+        for cols in 1..=21 {
+            if (11..=21).contains(&(rows * cols)) {
+                let shape = Shape::new(rows, cols).unwrap();
+                assert_eq!(shape.width(), state::Width::U64, "{shape}");
+                v.push(shape);
+            }
+        }
+    }
+    v
+}
+
+/// A board of `grid`'s shape from `seed`, of one of three kinds: random dice, mostly empty
+/// (images tie often), or made symmetric under one symmetry (so that some images are equal and
+/// the smallest lane must win).
+fn wide_board(grid: &Grid<u64>, seed: u64, kind: u8) -> u64 {
+    let n = grid.shape().cells();
+    let mut cells = board(seed, n);
+    match kind % 3 {
+        0 => {}
+        1 => {
+            let mask = board(seed ^ 0x5555, n);
+            for (c, m) in cells.iter_mut().zip(mask) {
+                if m < 5 {
+                    *c = 0;
+                }
+            }
+        }
+        _ => {
+            // The cell-wise maximum with the image under g until it is stable.
+            let g = (seed % grid.shape().symmetries() as u64) as usize;
+            loop {
+                let image = grid.unpack(grid.images(grid.pack(&cells))[g]);
+                let next: Vec<u8> = cells.iter().zip(&image).map(|(&a, &b)| a.max(b)).collect();
+                if next == cells {
+                    break;
+                }
+                cells = next;
+            }
+        }
+    }
+    grid.pack(&cells)
+}
+
+/// The AVX2 grid's canonical form (key and symmetry) against the portable grid's and the slow
+/// twin's; false when this CPU has no AVX2.
+fn check_wide(shape: Shape, seeds: impl Iterator<Item = u64>) -> bool {
+    let avx2 = Grid::<u64>::new(shape, Level::Avx2);
+    if avx2.level() != Level::Avx2 {
+        return false;
+    }
+    let portable = Grid::<u64>::new(shape, Level::Portable);
+    for seed in seeds {
+        let s = wide_board(&portable, seed, seed as u8);
+        let want = portable.canonical(s);
+        assert_eq!(avx2.canonical(s), want, "{shape} board {s:#o}");
+        assert_eq!(want, portable.canonical_slow(s), "{shape} board {s:#o}");
+    }
+    true
+}
+
+#[test]
+fn wide_avx2_matches_portable_on_every_u64_shape() {
+    for (i, shape) in u64_shapes().into_iter().enumerate() {
+        let base = 1_000_000 * i as u64;
+        if !check_wide(shape, base..base + 20_000) {
+            eprintln!("skipped: this CPU has no AVX2");
+            return;
+        }
+    }
+}
+
+#[test]
+fn wide_u64_shapes_are_all_there() {
+    let shapes = u64_shapes();
+    assert_eq!(shapes.len(), 43);
+    assert!(shapes.contains(&Shape::new(4, 4).unwrap()) && shapes.contains(&Shape::new(7, 3).unwrap()));
+    assert!(shapes.contains(&Shape::new(1, 21).unwrap()) && shapes.contains(&Shape::new(11, 1).unwrap()));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #[test]
+    fn wide_avx2_matches_portable_on_random_shapes(shape in prop::sample::select(u64_shapes()), seed in any::<u64>()) {
+        check_wide(shape, seed..seed.saturating_add(8));
     }
 }

@@ -1,20 +1,24 @@
-//! Canonicalisation of the 3x3 ring packing (see [`tables::ring3`]), one backend per
-//! instruction set.
+//! Canonicalisation, one backend per instruction set: of the 3x3 ring packing (see
+//! [`tables::ring3`]) through [`Canon3`], and of the general path's keys ([`crate::Grid`], its
+//! `u64` keys only so far) through the grid's level.
 //!
 //! A backend is a zero-sized value that can only be made where its instructions exist
-//! (`new() -> Option<Self>`); the search is generic over it, so the choice is made once, at the
-//! entry of a whole search, never per board. [`Portable`] runs everywhere and is the reference
-//! every other backend is tested against.
+//! (`new() -> Option<Self>`). The ring's search is generic over it; a grid picks its backend
+//! once, when it is built. Either way the choice is made once, never per board. [`Portable`]
+//! runs everywhere and is the reference every other backend is tested against.
 
 use crate::rules::{Counts, Level};
 
 pub mod portable;
+mod wide;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
 
 pub use portable::Portable;
 #[cfg(target_arch = "x86_64")]
 pub use x86_64::avx2::Avx2;
+
+pub(crate) use wide::{Wide, WideKey};
 
 /// Canonicalisation of packed 3x3 boards (ring layout).
 pub trait Canon3: Copy + Send + Sync + std::fmt::Debug + 'static {

@@ -1,3 +1,4 @@
 //! x86-64 backends.
 
 pub mod avx2;
+mod wide_avx2;

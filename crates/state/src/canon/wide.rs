@@ -1,0 +1,74 @@
+//! Canonicalisation of the general path's keys ([`crate::Grid`]), one backend per instruction
+//! set, chosen once per grid.
+//!
+//! A grid holds, for each byte `k` of a key and each value `b` of that byte, the row of the 8
+//! images (one lane per symmetry) of the key holding only that byte: the images of a key are the
+//! OR of its bytes' rows, and its canonical form the smallest of the first 4 or 8 lanes
+//! (smallest lane on ties). [`Portable::canonical_wide`] does this for every key width;
+//! `Avx2::canonical_u64` (`x86_64/wide_avx2.rs`) for `u64` keys (4x4 and every shape of 11 to
+//! 21 cells).
+//!
+//! Which kernels exist depends on the key type, so the dispatch goes through [`WideKey`], a
+//! sealed supertrait of [`crate::PackedKey`]: `u64` matches on the grid's [`Wide`], the other
+//! widths always take the portable code. `u128` (22 to 42 cells) stays portable: its 8 lanes
+//! fill four registers and AVX2 has no 128-bit (nor unsigned 64-bit) comparison, so each step
+//! of the minimum would need a signed high-word compare, a biased low-word compare, an equality
+//! and a shuffle to combine them; not written until a measurement asks for it.
+
+use super::Portable;
+use crate::key::{PackedKey, U192};
+use crate::rules::Level;
+
+/// The canonicalisation backend of one [`crate::Grid`], chosen when it is built.
+#[derive(Clone, Copy, Debug)]
+pub enum Wide {
+    /// [`Portable::canonical_wide`], for every key width.
+    Portable,
+    /// `Avx2::canonical_u64` for `u64` keys (others fall back to the portable code). Holds the
+    /// [`super::Avx2`] value, so it exists only where the CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    Avx2(super::Avx2),
+}
+
+impl Wide {
+    /// The backend for hot loops compiled for `level`: the portable one unless `level` is
+    /// [`Level::Avx2`] and the CPU has it.
+    pub fn new(level: Level) -> Wide {
+        #[cfg(target_arch = "x86_64")]
+        if level == Level::Avx2 {
+            return super::Avx2::new().map_or(Wide::Portable, Wide::Avx2);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = level;
+        Wide::Portable
+    }
+}
+
+/// The per-width hook of [`crate::Grid`]'s canonicalisation. Sealed: nameable only inside this
+/// crate, implemented for the four key types.
+pub trait WideKey: Sized {
+    /// The smallest of the first `symmetries` (4 or 8) lanes of the OR of `rows[256 k + byte
+    /// k of s]` over the bytes `k < rows.len() / 256`, and its lane (the smallest on ties).
+    #[inline(always)]
+    fn canonical_wide(rows: &[[Self; 8]], s: Self, symmetries: usize, _wide: Wide) -> (Self, u8)
+    where
+        Self: PackedKey,
+    {
+        Portable.canonical_wide(rows, s, symmetries)
+    }
+}
+
+impl WideKey for u32 {}
+impl WideKey for u128 {}
+impl WideKey for U192 {}
+
+impl WideKey for u64 {
+    #[inline(always)]
+    fn canonical_wide(rows: &[[u64; 8]], s: u64, symmetries: usize, wide: Wide) -> (u64, u8) {
+        match wide {
+            #[cfg(target_arch = "x86_64")]
+            Wide::Avx2(b) => b.canonical_u64(rows, s, symmetries),
+            Wide::Portable => Portable.canonical_wide(rows, s, symmetries),
+        }
+    }
+}

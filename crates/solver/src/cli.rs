@@ -43,15 +43,17 @@ pub struct Args {
     /// Never show the progress bar (it shows only on a terminal, for runs over a second).
     #[arg(long)]
     pub no_progress: bool,
-    /// Keep the frontier on disk, in partitions that fit this much memory: a byte count with
-    /// an optional K, M, G or T suffix (powers of 1024), e.g. 512M or 8G.
+    /// Memory for the frontier: in memory while the next depth fits, then on disk in
+    /// partitions that fit. A byte count with an optional K, M, G or T suffix (powers of 1024),
+    /// e.g. 512M or 8G; default: a quarter of the physical memory.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub memory_limit: Option<u64>,
     /// Directory for the on-disk frontier's scratch files (a fresh subdirectory, removed at
-    /// the end; default: the system's temporary directory). Implies a disk frontier.
+    /// the end; default: the system's temporary directory).
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
-    /// Save every depth's frontier in DIR (atomically), so that a killed run can be resumed.
+    /// Save every depth's frontier in DIR (atomically), so that a killed run can be resumed;
+    /// the frontier then lives on disk from the start.
     #[arg(long, value_name = "DIR")]
     pub checkpoint: Option<PathBuf>,
     /// Continue the run saved in DIR by --checkpoint (same board, depth and version).

@@ -219,8 +219,11 @@ fn run_inner<R: Rules>(
         std::fs::create_dir_all(ck)
             .with_context(|| format!("cannot create checkpoint directory {}", ck.display()))?;
     }
-    let mut cur = match &disk.resume {
+    let cur = match &disk.resume {
         Some(dir) => {
+            if config.all_depths {
+                bail!("--all-depths cannot be combined with --resume (the answers of the depths before the checkpoint are not saved)");
+            }
             let file = dir.join("current");
             let name = std::fs::read_to_string(&file).with_context(|| {
                 format!("cannot resume: no checkpoint in {} ({} unreadable)", dir.display(), file.display())
@@ -297,7 +300,24 @@ fn run_inner<R: Rules>(
         add(&mut v, &level_hashes(rules, &cur)?);
         out.answers.push(state::fold_lanes(&v));
     }
-    let mut growth = 4.0f64;
+    drive(rules, depth, config, disk, observe, &scratch, &frontier_root, manifest, cur, out, 4.0)
+}
+
+/// The depth loop, from the frontier `cur` at depth `manifest.depth`.
+#[allow(clippy::too_many_arguments)]
+fn drive<R: Rules>(
+    rules: &R,
+    depth: u32,
+    config: RunConfig,
+    disk: &DiskConfig,
+    observe: &mut dyn FnMut(&DepthStats),
+    scratch: &ScratchDir,
+    frontier_root: &Path,
+    mut manifest: Manifest,
+    mut cur: Level,
+    mut out: Outcome,
+    mut growth: f64,
+) -> Result<Outcome> {
     while manifest.depth < depth && cur.states > 0 {
         let d = manifest.depth + 1;
         let t = Instant::now();
@@ -407,7 +427,7 @@ fn run_inner<R: Rules>(
             stats.states = states;
             let old = std::mem::replace(&mut cur, Level { dir: next_dir, parts, states });
             if disk.checkpoint.is_some() {
-                commit_checkpoint(&frontier_root, &cur.dir, &manifest)?;
+                commit_checkpoint(frontier_root, &cur.dir, &manifest)?;
             }
             std::fs::remove_dir_all(&old.dir)
                 .with_context(|| format!("cannot remove {}", old.dir.display()))?;
@@ -429,6 +449,53 @@ fn run_inner<R: Rules>(
     }
     out.total = manifest.total;
     Ok(out)
+}
+
+/// Continues an in-memory search on disk: `cur` (the frontier of depth `reached`, with the
+/// partial sums `total` and what the run has reported so far in `out`) is written out as record
+/// files, then the run goes on as a disk search.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_from_memory<R: Rules>(
+    rules: &R,
+    path_name: &str,
+    board: &Board,
+    depth: u32,
+    config: RunConfig,
+    disk: &DiskConfig,
+    observe: &mut dyn FnMut(&DepthStats),
+    cur: frontier::Frontier<R::Key, 8>,
+    reached: u32,
+    growth: f64,
+    out: Outcome,
+) -> Result<Outcome> {
+    let scratch = ScratchDir::create(disk.work_dir.as_deref())?;
+    let dir = scratch.0.join(format!("depth-{reached}"));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let shards = cur.shards();
+    for (q, set) in shards.iter().enumerate() {
+        let mut w = RecordWriter::<R::Key, 8>::create(&part_file(&dir, q), 1 << 16)?;
+        for (k, n) in set.iter() {
+            w.push(k, n)?;
+        }
+        w.finish(false)?;
+    }
+    let shape = board.shape();
+    let manifest = Manifest {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        rows: shape.rows(),
+        cols: shape.cols(),
+        cells: board.cells().to_vec(),
+        target: depth,
+        depth: reached,
+        total: out.total,
+        parts: shards.len(),
+        states: cur.len() as u64,
+        path: path_name.to_string(),
+    };
+    let level = Level { dir, parts: shards.len(), states: cur.len() as u64 };
+    drop(cur); // the memory goes back before the disk search starts
+    let root = scratch.0.clone();
+    drive(rules, depth, config, disk, observe, &scratch, &root, manifest, level, out, growth)
 }
 
 /// Merges one spill file into `set` and writes the set as a frontier file; returns the

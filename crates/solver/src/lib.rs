@@ -58,11 +58,12 @@ pub struct Options {
     /// full boards and generates the last depth instead of summing it directly. In memory
     /// only (ignored when the frontier is on disk).
     pub count_boards: bool,
-    /// Keep the frontier on disk, in hash partitions small enough that the frontier work fits
-    /// in this many bytes of memory.
+    /// Bytes of memory the frontier may take: the search runs in memory while the next depth
+    /// fits, then moves its frontier to disk, in hash partitions small enough that the work
+    /// fits. `None`: a quarter of the physical memory ([`default_memory_limit`]).
     pub memory_limit: Option<u64>,
     /// Where the on-disk frontier's scratch files go (a fresh directory inside it, removed at
-    /// the end); the system's temporary directory by default. Implies a disk frontier.
+    /// the end); the system's temporary directory by default.
     pub work_dir: Option<std::path::PathBuf>,
     /// Save every depth's frontier in this directory, atomically, so that a killed run can be
     /// resumed. Implies a disk frontier.
@@ -72,16 +73,13 @@ pub struct Options {
 }
 
 impl Options {
-    /// True when the frontier lives on disk.
+    /// True when the frontier lives on disk from the start (to checkpoint it or resume it).
     pub fn on_disk(&self) -> bool {
-        self.memory_limit.is_some()
-            || self.work_dir.is_some()
-            || self.checkpoint.is_some()
-            || self.resume.is_some()
+        self.checkpoint.is_some() || self.resume.is_some()
     }
 }
 
-/// The memory limit used when a disk frontier is asked for without one: a quarter of the
+/// The memory limit when none is given: a quarter of the
 /// physical memory (Linux), else 1 GiB.
 pub fn default_memory_limit() -> u64 {
     std::fs::read_to_string("/proc/meminfo")
@@ -181,26 +179,22 @@ fn with_rules<R: Rules>(
     path: &'static str,
     observe: &mut dyn FnMut(&DepthStats),
 ) -> anyhow::Result<Answer> {
+    let disk = disk::DiskConfig {
+        memory_limit: options.memory_limit.unwrap_or_else(default_memory_limit),
+        work_dir: options.work_dir.clone(),
+        checkpoint: options.checkpoint.clone(),
+        resume: options.resume.clone(),
+    };
     let config = search::RunConfig {
         all_depths: options.all_depths,
         count_boards: options.count_boards && !options.on_disk(),
+        // In memory until the next depth would pass the memory limit; then on disk.
+        spill_at: (!options.on_disk()).then_some(disk.memory_limit),
     };
-    let outcome = if options.on_disk() {
-        let disk = disk::DiskConfig {
-            memory_limit: options.memory_limit.unwrap_or_else(default_memory_limit),
-            work_dir: options.work_dir.clone(),
-            checkpoint: options.checkpoint.clone(),
-            resume: options.resume.clone(),
-        };
-        if options.no_symmetry {
-            disk::run(&NoSymmetry(rules), path, board, depth, config, &disk, observe)?
-        } else {
-            disk::run(rules, path, board, depth, config, &disk, observe)?
-        }
-    } else if options.no_symmetry {
-        search::Search::new(&NoSymmetry(rules)).run(board.cells(), depth, config, observe)
+    let outcome = if options.no_symmetry {
+        run_rules(&NoSymmetry(rules), path, board, depth, options, config, &disk, observe)?
     } else {
-        search::Search::new(rules).run(board.cells(), depth, config, observe)
+        run_rules(rules, path, board, depth, options, config, &disk, observe)?
     };
     Ok(Answer {
         answer: state::fold_lanes(&outcome.total),
@@ -209,6 +203,46 @@ fn with_rules<R: Rules>(
         backend: rules.level(),
         path,
     })
+}
+
+/// Runs one search: on disk when asked, else in memory, handing over to disk when the
+/// frontier outgrows the memory limit.
+#[allow(clippy::too_many_arguments)]
+fn run_rules<R: Rules>(
+    rules: &R,
+    path: &'static str,
+    board: &Board,
+    depth: u32,
+    options: &Options,
+    config: search::RunConfig,
+    disk: &disk::DiskConfig,
+    observe: &mut dyn FnMut(&DepthStats),
+) -> anyhow::Result<search::Outcome> {
+    if options.on_disk() {
+        return disk::run(rules, path, board, depth, config, disk, observe);
+    }
+    let mut search = search::Search::new(rules);
+    let outcome = search.run(board.cells(), depth, config, observe);
+    match outcome.handover {
+        None => Ok(outcome),
+        Some(reached) => {
+            let config = search::RunConfig { count_boards: false, spill_at: None, ..config };
+            let growth = search.growth();
+            disk::run_from_memory(
+                rules,
+                path,
+                board,
+                depth,
+                config,
+                disk,
+                observe,
+                search.into_frontier(),
+                reached,
+                growth,
+                outcome,
+            )
+        }
+    }
 }
 
 /// The rules of `R` with every board its own canonical form: counts stay in lane 0.

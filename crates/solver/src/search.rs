@@ -141,18 +141,26 @@ pub(crate) struct RunConfig {
     pub all_depths: bool,
     /// Distinct boards at every depth.
     pub count_boards: bool,
+    /// Stop (and report the depth reached in [`Outcome::handover`]) before a depth whose
+    /// in-memory frontier would need more than this many bytes.
+    pub spill_at: Option<u64>,
 }
 
 /// Peak resident memory of this process in bytes (`VmHWM`), 0 where unknown.
 pub fn peak_memory() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-            let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-            Some(kb * 1024)
-        })
-        .unwrap_or(0)
+    status_bytes("VmHWM:").unwrap_or(0)
+}
+
+/// Resident memory of this process in bytes (`VmRSS`), where the system tells.
+fn resident_memory() -> Option<u64> {
+    status_bytes("VmRSS:")
+}
+
+fn status_bytes(field: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with(field))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// The result of a search.
@@ -164,6 +172,9 @@ pub(crate) struct Outcome {
     pub answers: Vec<u32>,
     /// Per-depth statistics, depth 0 first.
     pub stats: Vec<DepthStats>,
+    /// Set when the run stopped at this depth because the next frontier would not fit in
+    /// [`RunConfig::spill_at`]; the frontier of that depth is still in the search.
+    pub handover: Option<u32>,
 }
 
 impl<'r, R: Rules> Search<'r, R> {
@@ -225,9 +236,15 @@ impl<'r, R: Rules> Search<'r, R> {
         }
         let mut d = 0;
         while d < depth && !self.cur.is_empty() {
+            let last = d + 1 == depth;
+            if let Some(limit) = config.spill_at {
+                if !last && self.next_bytes() > limit as f64 {
+                    out.handover = Some(d);
+                    return out;
+                }
+            }
             d += 1;
             let t = Instant::now();
-            let last = d == depth;
             let mut stats = DepthStats { depth: d, ..DepthStats::default() };
             let ended = if last && !self.count_boards {
                 self.last_depth()
@@ -262,6 +279,30 @@ impl<'r, R: Rules> Search<'r, R> {
             out.answers.resize(depth as usize + 1, last);
         }
         out
+    }
+
+    /// Positions of the last depth per position of the one before.
+    pub(crate) fn growth(&self) -> f64 {
+        self.growth
+    }
+
+    /// Estimated bytes of memory the process will hold during the next depth: what it holds
+    /// now (resident memory, where the system tells) grown as the frontier grows, or else a
+    /// count of both frontiers (dense keys and counts, an index table of 2 to 4 slots a key)
+    /// and the records in flight.
+    fn next_bytes(&self) -> f64 {
+        let key = std::mem::size_of::<R::Key>() as f64;
+        let (cur, next) = (self.cur.len() as f64, self.cur.len() as f64 * self.growth);
+        let counted = (cur + next) * (key + 32.0 + 16.0) + next * 5.0 * (key + 8.0);
+        match resident_memory() {
+            Some(rss) => counted.max(rss as f64 * self.growth.max(1.0)),
+            None => counted,
+        }
+    }
+
+    /// The current frontier, the rest of the search's memory released.
+    pub(crate) fn into_frontier(self) -> Frontier<R::Key, 8> {
+        self.cur
     }
 
     /// Lays the current frontier out as chunks of at most [`CHUNK_STATES`] positions.

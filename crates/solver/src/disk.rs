@@ -318,6 +318,8 @@ fn drive<R: Rules>(
     mut out: Outcome,
     mut growth: f64,
 ) -> Result<Outcome> {
+    // Distinct positions per record, from the last depth merged.
+    let mut distinct = 0.5f64;
     while manifest.depth < depth && cur.states > 0 {
         let d = manifest.depth + 1;
         let t = Instant::now();
@@ -382,8 +384,8 @@ fn drive<R: Rules>(
             let _ = std::fs::remove_dir_all(&next_dir);
             std::fs::create_dir_all(&next_dir)
                 .with_context(|| format!("cannot create {}", next_dir.display()))?;
-            // Partitions are merged in parallel, one set per worker (each sized for its
-            // partition: a third of the memory limit at most), each into its own file.
+            // Partitions are merged in parallel, one set per worker (partitions are sized so
+            // that the workers' sets take half the memory limit), each into its own file.
             let sync = disk.checkpoint.is_some();
             let workers = rayon::current_num_threads().min(parts).max(1);
             let merged: Vec<io::Result<(u64, u64, u64, Counts)>> = (0..workers)
@@ -395,6 +397,7 @@ fn drive<R: Rules>(
                     for q in (w..parts).step_by(workers) {
                         let (n, read, written, h) = merge_partition(
                             rules,
+                            distinct,
                             &mut set,
                             &part_file(&spill_dir, q),
                             &part_file(&next_dir, q),
@@ -420,6 +423,7 @@ fn drive<R: Rules>(
             let _ = std::fs::remove_dir_all(&spill_dir);
             stats.insert_seconds = t_insert.elapsed().as_secs_f64();
             growth = states as f64 / cur.states.max(1) as f64;
+            distinct = (states as f64 / stats.records.max(1) as f64).clamp(0.01, 1.0);
             add(&mut manifest.total, &ended);
             manifest.depth = d;
             manifest.parts = parts;
@@ -502,6 +506,7 @@ pub(crate) fn run_from_memory<R: Rules>(
 /// positions, the bytes read and written, and (when asked) the sum of counts times hashes.
 fn merge_partition<R: Rules>(
     rules: &R,
+    distinct: f64,
     set: &mut CountSet<R::Key, 8>,
     spill: &Path,
     out: &Path,
@@ -509,7 +514,9 @@ fn merge_partition<R: Rules>(
     hashes: bool,
 ) -> io::Result<(u64, u64, u64, Counts)> {
     let reader = RecordReader::<R::Key, 8>::open(spill)?;
-    set.clear_for((reader.records() as f64 / 3.0) as usize + 16);
+    // Sized for the distinct keys expected (the last depth's ratio, with a margin); the set
+    // grows if there are more.
+    set.clear_for((reader.records() as f64 * distinct * 1.25) as usize + 16);
     let read = reader.for_each_block(BLOCK, |recs| {
         set.insert_many(recs, |r| r.0, |r| r.1);
         Ok(())

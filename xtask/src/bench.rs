@@ -36,7 +36,9 @@ const RESULTS_HEADER: &str = "\
 Whole-process timings appended by `cargo xtask bench`, newest last. Each row gives the median and \
 the spread (min–max) of N timed runs, after one warm-up run, of our release solver and of the C++ \
 yardstick (`../shared/anchor/anchor.cpp`: single-threaded, 3x3 board only), the two alternating run \
-by run; the ratio is our median over the yardstick's (below 1: we are faster). Every answer is \
+by run; the ratio is our median over the baseline's (below 1: we are faster). Rows marked \
+`(vs ...)` take our own solver in another configuration as the baseline instead (one thread; the \
+frontier in memory), with peak resident memory where it matters. Every answer is \
 checked against the first run's and the yardstick's. `public12` times the 12 public contest cases \
 run one after another, 12 processes, so it is mostly process start-up. Figures taken on different \
 machines or under different loads do not compare.
@@ -52,6 +54,10 @@ struct Workload {
     args: &'static [&'static str],
     /// Whether the yardstick runs it too (it knows only the 3x3 board).
     yardstick: bool,
+    /// Instead of the yardstick, our solver with these arguments is the baseline.
+    baseline: Option<&'static [&'static str]>,
+    /// Also report each side's peak resident memory (from one extra `--json` run).
+    memory: bool,
     /// Left out under `--quick`.
     slow: bool,
     /// The known answer (every process's answer, space-separated), when there is one.
@@ -61,7 +67,16 @@ struct Workload {
 impl Workload {
     /// A workload of one process per input, with the yardstick beside ours.
     fn new(name: &'static str, inputs: Vec<String>) -> Self {
-        Workload { name, inputs, args: &[], yardstick: true, slow: false, expected: None }
+        Workload {
+            name,
+            inputs,
+            args: &[],
+            yardstick: true,
+            baseline: None,
+            memory: false,
+            slow: false,
+            expected: None,
+        }
     }
 
     /// A workload of one process.
@@ -80,6 +95,16 @@ impl Workload {
     /// Ours only, and left out under `--quick`.
     fn general(self) -> Self {
         Workload { yardstick: false, slow: true, ..self }
+    }
+
+    /// Ours against ours with `args` (the baseline), alternating; left out under `--quick`.
+    fn against(self, args: &'static [&'static str]) -> Self {
+        Workload { yardstick: false, baseline: Some(args), slow: true, ..self }
+    }
+
+    /// Also measure peak resident memory.
+    fn memory(self) -> Self {
+        Workload { memory: true, ..self }
     }
 }
 
@@ -100,14 +125,21 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
     let empty3 = "40\n0 0 0\n0 0 0\n0 0 0\n";
     let empty4 = "16\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n";
     let random5 = "8\n0 0 3 0 0\n0 1 0 0 0\n0 0 0 0 2\n4 0 0 0 0\n0 0 0 1 0\n";
+    let empty4_18 = "18\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n";
     Ok(vec![
         public12,
         Workload::one("empty3x3-d40", empty3).expect("503115192"),
         Workload::one("deep-d120", "120\n0 0 0\n0 1 0\n0 0 0\n"),
         Workload::one("empty3x3-d40-1thread", empty3).args(&["--threads", "1"]).expect("503115192"),
-        Workload::one("empty4x4-d16", empty4).general(),
-        Workload::one("empty4x4-d16-1thread", empty4).args(&["--threads", "1"]).general(),
+        Workload::one("empty4x4-d16 (vs 1 thread)", empty4).against(&["--threads", "1"]),
+        Workload::one("empty3x3-d40 (vs 1 thread)", empty3).against(&["--threads", "1"]),
         Workload::one("random5x5-d8", random5).general(),
+        Workload::one("random5x5-d8 (vs 1 thread)", random5).against(&["--threads", "1"]),
+        Workload::one("empty4x4-d18 --memory-limit 64M (vs in memory)", empty4_18)
+            .args(&["--memory-limit", "64M"])
+            .against(&[])
+            .memory()
+            .expect("622264148"),
     ])
 }
 
@@ -138,7 +170,25 @@ impl Summary {
 struct Row {
     name: &'static str,
     ours: Summary,
+    /// The yardstick's or the baseline configuration's times.
     yardstick: Option<Summary>,
+    /// Peak resident memory (MiB) of ours and of the baseline, when measured.
+    memory: Option<(f64, f64)>,
+}
+
+/// Peak resident memory in MiB of one run of `exe` with `args` and `--json`, from the
+/// report's `peak_memory_bytes`.
+fn peak_mib(exe: &Path, args: &[&str], input: &str) -> Result<f64> {
+    let mut all: Vec<&str> = args.to_vec();
+    all.push("--json");
+    let (_, out) = sample(exe, &all, &[input.to_string()])?;
+    let bytes: f64 = out
+        .split("\"peak_memory_bytes\":")
+        .nth(1)
+        .and_then(|r| r.trim_start().split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .context("no peak_memory_bytes in the JSON report")?;
+    Ok(bytes / (1u64 << 20) as f64)
 }
 
 /// Runs `exe` once per input, one process after another, and returns the time taken by them
@@ -180,9 +230,13 @@ fn measure(w: &Workload, ours: &Path, yardstick: Option<&Path>, runs: usize) -> 
         }
         Ok(())
     };
-    let yardstick = yardstick.filter(|_| w.yardstick);
+    let yardstick = match w.baseline {
+        Some(_) => Some(ours),
+        None => yardstick.filter(|_| w.yardstick),
+    };
+    let base_args: &[&str] = w.baseline.unwrap_or(&[]);
     let run_ours = || sample(ours, w.args, &w.inputs).with_context(|| format!("{}: our solver", w.name));
-    let run_yardstick = |y| sample(y, &[], &w.inputs).with_context(|| format!("{}: yardstick", w.name));
+    let run_yardstick = |y| sample(y, base_args, &w.inputs).with_context(|| format!("{}: baseline", w.name));
 
     let (_, answer) = run_ours()?;
     if let Some(expected) = &w.expected {
@@ -204,10 +258,16 @@ fn measure(w: &Workload, ours: &Path, yardstick: Option<&Path>, runs: usize) -> 
             yard_times.push(t);
         }
     }
+    let memory = if w.memory {
+        Some((peak_mib(ours, w.args, &w.inputs[0])?, peak_mib(ours, base_args, &w.inputs[0])?))
+    } else {
+        None
+    };
     Ok(Row {
         name: w.name,
         ours: Summary::of(&our_times),
         yardstick: yardstick.map(|_| Summary::of(&yard_times)),
+        memory,
     })
 }
 
@@ -273,17 +333,18 @@ fn revision(root: &Path) -> Option<String> {
 /// The markdown table of the rows.
 fn table(rows: &[Row]) -> String {
     let mut out = String::from(
-        "| workload | ours median (ms) | ours spread (min–max ms) | yardstick median (ms) \
-         | yardstick spread | ratio ours/yardstick |\n|---|---:|---:|---:|---:|---:|\n",
+        "| workload | ours median (ms) | ours spread (min–max ms) | baseline median (ms) \
+         | baseline spread | ratio ours/baseline | peak MiB (ours / baseline) |\n|---|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
         let (median, spread, ratio) = match r.yardstick {
             Some(y) => (format!("{:.1}", y.median), y.spread(), format!("{:.2}", r.ours.median / y.median)),
             None => ("—".into(), "—".into(), "—".into()),
         };
+        let memory = r.memory.map_or("—".to_string(), |(a, b)| format!("{a:.0} / {b:.0}"));
         writeln!(
             out,
-            "| {} | {:.1} | {} | {median} | {spread} | {ratio} |",
+            "| {} | {:.1} | {} | {median} | {spread} | {ratio} | {memory} |",
             r.name,
             r.ours.median,
             r.ours.spread()

@@ -230,6 +230,7 @@ struct Report {
     backend: &'static str,
     threads: usize,
     seconds: f64,
+    peak_memory_bytes: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     answers: Option<Vec<u32>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -269,6 +270,7 @@ impl Report {
             backend: answer.backend.name(),
             threads: options.threads.unwrap_or_else(rayon::current_num_threads),
             seconds,
+            peak_memory_bytes: crate::peak_memory(),
             answers: options.all_depths.then(|| answer.answers.clone()),
             stats: stats.then(|| answer.stats.iter().map(DepthJson::from).collect()),
         }

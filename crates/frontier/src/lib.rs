@@ -103,13 +103,18 @@ impl<K: Pod + Eq + Send + Sync, const L: usize> Frontier<K, L> {
     /// Empties every shard, with room for `keys_per_shard` keys each, and sets the number of
     /// shards to `2^shard_bits`. Shards (and the memory they have touched) are reused.
     pub fn reset(&mut self, shard_bits: u32, keys_per_shard: usize) {
+        self.resize_shards(shard_bits);
+        for s in &mut self.shards {
+            s.reset(shard_bits, keys_per_shard);
+        }
+    }
+
+    /// Sets the number of shards to `2^shard_bits` without emptying them: each must then be
+    /// [`CountSet::reset`] with `shard_bits` (by any thread) before it is used.
+    pub fn resize_shards(&mut self, shard_bits: u32) {
         assert!(shard_bits <= 16, "at most 2^16 shards");
         self.shard_bits = shard_bits;
         self.shards.resize_with(1 << shard_bits, || CountSet::new(shard_bits));
-        for s in &mut self.shards {
-            s.set_shift(shard_bits);
-            s.clear_for(keys_per_shard);
-        }
     }
 }
 

@@ -63,10 +63,11 @@ impl<K: Pod + Eq, const L: usize> CountSet<K, L> {
         1 << self.bits
     }
 
-    /// Empties the set and takes slot bits below the top `shift` bits of the hash from now on.
-    pub fn set_shift(&mut self, shift: u32) {
-        self.clear_for(0);
+    /// Empties the set, with room for `keys` keys, and takes slot bits below the top `shift`
+    /// bits of the hash from now on.
+    pub fn reset(&mut self, shift: u32, keys: usize) {
         self.shift = shift;
+        self.clear_for(keys);
     }
 
     /// Empties the set, keeping room for at least `keys` keys without growing.

@@ -294,8 +294,10 @@ impl<'r, R: Rules> Search<'r, R> {
         let key = std::mem::size_of::<R::Key>() as f64;
         let (cur, next) = (self.cur.len() as f64, self.cur.len() as f64 * self.growth);
         let counted = (cur + next) * (key + 32.0 + 16.0) + next * 5.0 * (key + 8.0);
+        // A depth's peak (both frontiers and the records in flight) runs about half again over
+        // what stays resident after it.
         match resident_memory() {
-            Some(rss) => counted.max(rss as f64 * self.growth.max(1.0)),
+            Some(rss) => counted.max(rss as f64 * self.growth.max(1.0) * 1.5),
             None => counted,
         }
     }
@@ -330,7 +332,7 @@ impl<'r, R: Rules> Search<'r, R> {
     fn frontier_hashes(&mut self) -> Counts {
         self.plan_chunks();
         let (rules, cur) = (self.rules, &self.cur);
-        self.chunks.par_iter_mut().for_each(|c| {
+        for_each_mut(&mut self.chunks, |_, c| {
             c.acc = [0; 8];
             let set = &cur.shards()[c.shard];
             for (k, n) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]) {
@@ -347,7 +349,7 @@ impl<'r, R: Rules> Search<'r, R> {
     fn last_depth(&mut self) -> Counts {
         self.plan_chunks();
         let (rules, cur) = (self.rules, &self.cur);
-        self.chunks.par_iter_mut().for_each(|c| dispatch::last(rules, cur, c));
+        for_each_mut(&mut self.chunks, |_, c| dispatch::last(rules, cur, c));
         self.chunks.iter().fold([0; 8], |mut a, c| {
             add(&mut a, &c.acc);
             a
@@ -363,14 +365,15 @@ impl<'r, R: Rules> Search<'r, R> {
         self.plan_chunks();
         let shard_bits = shard_bits_for(self.cur.len());
         let expect = self.cur.len() as f64 * self.growth * 1.2 / (1u64 << shard_bits) as f64;
-        self.next.reset(shard_bits, expect as usize + 16);
+        self.next.resize_shards(shard_bits);
+        for_each_mut(self.next.shards_mut(), |_, s| s.reset(shard_bits, expect as usize + 16));
         let (rules, cur, next) = (self.rules, &self.cur, &mut self.next);
         let (mut records, mut ended) = (0, [0u32; 8]);
         // A block of chunks is expanded, then inserted, before the next: the records in flight
         // (and the memory they need) stay bounded, and are still in cache when inserted.
         for block in self.chunks.chunks_mut(BLOCK_CHUNKS) {
             let t0 = Instant::now();
-            block.par_iter_mut().for_each(|c| dispatch::expand(rules, cur, c, shard_bits, count_boards));
+            for_each_mut(block, |_, c| dispatch::expand(rules, cur, c, shard_bits, count_boards));
             let t1 = Instant::now();
             for c in block.iter() {
                 records += c.records();
@@ -383,10 +386,7 @@ impl<'r, R: Rules> Search<'r, R> {
                 }
             }
             let block = &*block;
-            next.shards_mut()
-                .par_iter_mut()
-                .enumerate()
-                .for_each(|(s, set)| dispatch::insert(rules, cur, block, s, set));
+            for_each_mut(next.shards_mut(), |s, set| dispatch::insert(rules, cur, block, s, set));
             self.phase_seconds[0] += (t1 - t0).as_secs_f64();
             self.phase_seconds[1] += t1.elapsed().as_secs_f64();
         }
@@ -401,6 +401,16 @@ impl<'r, R: Rules> Search<'r, R> {
         self.growth = states as f64 / self.cur.len().max(1) as f64;
         std::mem::swap(&mut self.cur, &mut self.next);
         (ended, states as u64, records as u64)
+    }
+}
+
+/// Calls `f(index, item)` on every item, in parallel when there is more than one (a single
+/// item runs on the calling thread: small searches never start the thread pool).
+fn for_each_mut<T: Send>(items: &mut [T], f: impl Fn(usize, &mut T) + Sync + Send) {
+    if items.len() <= 1 {
+        items.iter_mut().enumerate().for_each(|(i, t)| f(i, t));
+    } else {
+        items.par_iter_mut().enumerate().for_each(|(i, t)| f(i, t));
     }
 }
 

@@ -19,6 +19,8 @@ pub const DEFAULT_RESERVE_BYTES: usize = 256 << 20;
 pub struct MmapArray<T: Pod> {
     map: Option<MmapMut>,
     len: usize,
+    /// Elements below this have been pre-faulted (or written) in the current map.
+    populated: usize,
     _t: PhantomData<T>,
 }
 
@@ -28,7 +30,7 @@ impl<T: Pod> MmapArray<T> {
     /// # Panics
     /// If the operating system refuses the mapping (out of address space).
     pub fn zeroed(len: usize) -> MmapArray<T> {
-        let mut a = MmapArray { map: None, len: 0, _t: PhantomData };
+        let mut a = MmapArray { map: None, len: 0, populated: 0, _t: PhantomData };
         a.resize(len);
         a
     }
@@ -55,23 +57,28 @@ impl<T: Pod> MmapArray<T> {
                 map[..live].copy_from_slice(&old[..live]);
             }
             self.map = Some(map);
+            self.populated = self.len;
         }
-        self.populate(self.len, len);
+        if len > self.populated {
+            self.populate(self.populated, len);
+        }
         self.len = len;
     }
 
     /// Pre-faults the pages of elements `from..to` in one system call (Linux 5.14+), instead of
     /// one page fault per page when they are first written: much cheaper, and it keeps the
-    /// kernel's page-fault locks out of the parallel phases. A hint: errors are ignored.
-    fn populate(&self, from: usize, to: usize) {
+    /// kernel's page-fault locks out of the parallel phases. Ranges under 64 KiB are left to
+    /// fault (a system call each would cost more). A hint: errors are ignored.
+    fn populate(&mut self, from: usize, to: usize) {
         #[cfg(target_os = "linux")]
         if let Some(map) = &self.map {
             const PAGE: usize = 4096;
             let size = std::mem::size_of::<T>();
             let start = from * size / PAGE * PAGE;
             let end = (to * size).min(map.len());
-            if end > start + PAGE {
+            if end >= start + (64 << 10) {
                 let _ = map.advise_range(memmap2::Advice::PopulateWrite, start, end - start);
+                self.populated = to;
             }
         }
         #[cfg(not(target_os = "linux"))]

@@ -73,8 +73,8 @@ impl<K: Pod + Eq, const L: usize> CountSet<K, L> {
     /// Empties the set, keeping room for at least `keys` keys without growing.
     pub fn clear_for(&mut self, keys: usize) {
         let want = (2 * keys).next_power_of_two().max(MIN_SLOTS);
-        if want != self.capacity() {
-            // Shrinking too: a smaller table is faster to clear and to probe.
+        if want > self.capacity() || want < self.capacity() / 4 {
+            // Shrinking too, when much smaller: a smaller table is faster to clear and probe.
             self.len = 0;
             self.reserve_slots(want);
         } else if self.len > 0 {

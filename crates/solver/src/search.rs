@@ -332,7 +332,8 @@ impl<'r, R: Rules> Search<'r, R> {
     fn frontier_hashes(&mut self) -> Counts {
         self.plan_chunks();
         let (rules, cur) = (self.rules, &self.cur);
-        for_each_mut(&mut self.chunks, |_, c| {
+        let parallel = self.cur.len() >= PARALLEL_MIN;
+        for_each_mut(parallel, &mut self.chunks, |_, c| {
             c.acc = [0; 8];
             let set = &cur.shards()[c.shard];
             for (k, n) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]) {
@@ -349,7 +350,8 @@ impl<'r, R: Rules> Search<'r, R> {
     fn last_depth(&mut self) -> Counts {
         self.plan_chunks();
         let (rules, cur) = (self.rules, &self.cur);
-        for_each_mut(&mut self.chunks, |_, c| dispatch::last(rules, cur, c));
+        let parallel = cur.len() >= PARALLEL_MIN;
+        for_each_mut(parallel, &mut self.chunks, |_, c| dispatch::last(rules, cur, c));
         self.chunks.iter().fold([0; 8], |mut a, c| {
             add(&mut a, &c.acc);
             a
@@ -366,14 +368,15 @@ impl<'r, R: Rules> Search<'r, R> {
         let shard_bits = shard_bits_for(self.cur.len());
         let expect = self.cur.len() as f64 * self.growth * 1.2 / (1u64 << shard_bits) as f64;
         self.next.resize_shards(shard_bits);
-        for_each_mut(self.next.shards_mut(), |_, s| s.reset(shard_bits, expect as usize + 16));
+        let parallel = self.cur.len() >= PARALLEL_MIN;
+        for_each_mut(parallel, self.next.shards_mut(), |_, s| s.reset(shard_bits, expect as usize + 16));
         let (rules, cur, next) = (self.rules, &self.cur, &mut self.next);
         let (mut records, mut ended) = (0, [0u32; 8]);
         // A block of chunks is expanded, then inserted, before the next: the records in flight
         // (and the memory they need) stay bounded, and are still in cache when inserted.
         for block in self.chunks.chunks_mut(BLOCK_CHUNKS) {
             let t0 = Instant::now();
-            for_each_mut(block, |_, c| dispatch::expand(rules, cur, c, shard_bits, count_boards));
+            for_each_mut(parallel, block, |_, c| dispatch::expand(rules, cur, c, shard_bits, count_boards));
             let t1 = Instant::now();
             for c in block.iter() {
                 records += c.records();
@@ -386,7 +389,7 @@ impl<'r, R: Rules> Search<'r, R> {
                 }
             }
             let block = &*block;
-            for_each_mut(next.shards_mut(), |s, set| dispatch::insert(rules, cur, block, s, set));
+            for_each_mut(parallel, next.shards_mut(), |s, set| dispatch::insert(rules, cur, block, s, set));
             self.phase_seconds[0] += (t1 - t0).as_secs_f64();
             self.phase_seconds[1] += t1.elapsed().as_secs_f64();
         }
@@ -404,10 +407,15 @@ impl<'r, R: Rules> Search<'r, R> {
     }
 }
 
-/// Calls `f(index, item)` on every item, in parallel when there is more than one (a single
-/// item runs on the calling thread: small searches never start the thread pool).
-fn for_each_mut<T: Send>(items: &mut [T], f: impl Fn(usize, &mut T) + Sync + Send) {
-    if items.len() <= 1 {
+/// Frontiers smaller than this are expanded on the calling thread: waking the pool's threads
+/// for every phase of every depth would cost more than they save (and small searches never
+/// start the pool at all). The work is split the same way either way.
+const PARALLEL_MIN: usize = 1 << 12;
+
+/// Calls `f(index, item)` on every item: on the thread pool when `parallel` and there is more
+/// than one item, else on the calling thread, in order.
+fn for_each_mut<T: Send>(parallel: bool, items: &mut [T], f: impl Fn(usize, &mut T) + Sync + Send) {
+    if !parallel || items.len() <= 1 {
         items.iter_mut().enumerate().for_each(|(i, t)| f(i, t));
     } else {
         items.par_iter_mut().enumerate().for_each(|(i, t)| f(i, t));

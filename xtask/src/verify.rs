@@ -43,17 +43,22 @@ pub fn cases(root: &Path) -> Result<Vec<Case>> {
     Ok(out)
 }
 
-/// The backend the solver picks on this machine (from its `--stats` header).
-pub fn backend(exe: &Path) -> Result<String> {
+/// Runs `exe --stats` on `input`; returns whether it succeeded and its stderr (the table).
+fn stats_of(exe: &Path, input: &str) -> Result<(bool, String)> {
     let mut child = Command::new(exe)
         .arg("--stats")
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()?;
-    std::io::Write::write_all(&mut child.stdin.take().expect("piped"), b"1\n0 0 0\n0 0 0\n0 0 0\n")?;
+    std::io::Write::write_all(&mut child.stdin.take().expect("piped"), input.as_bytes())?;
     let out = child.wait_with_output()?;
-    let err = String::from_utf8_lossy(&out.stderr);
+    Ok((out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned()))
+}
+
+/// The backend the solver picks on this machine (from its `--stats` header).
+pub fn backend(exe: &Path) -> Result<String> {
+    let (_, err) = stats_of(exe, "1\n0 0 0\n0 0 0\n0 0 0\n")?;
     Ok(err.split("backend ").nth(1).and_then(|s| s.lines().next()).unwrap_or("unknown").trim().to_string())
 }
 
@@ -87,16 +92,9 @@ fn check_counts(root: &Path, exe: &Path) -> Result<usize> {
         let depth = want.len();
         let input = format!("{depth}\n{}", format!("{}\n", vec!["0"; cols].join(" ")).repeat(rows));
         let t = Instant::now();
-        let mut child = Command::new(exe)
-            .arg("--stats")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()?;
-        std::io::Write::write_all(&mut child.stdin.take().expect("piped"), input.as_bytes())?;
-        let out = child.wait_with_output()?;
+        let (success, table) = stats_of(exe, &input)?;
         // The table: `depth states boards ...` after two header lines.
-        let got: Vec<(String, String)> = String::from_utf8_lossy(&out.stderr)
+        let got: Vec<(String, String)> = table
             .lines()
             .skip(2)
             .filter_map(|l| {
@@ -105,7 +103,7 @@ fn check_counts(root: &Path, exe: &Path) -> Result<usize> {
             })
             .filter(|(d, _)| d != "0")
             .collect();
-        let ok = out.status.success() && got == want;
+        let ok = success && got == want;
         failed += usize::from(!ok);
         println!(
             "counts/{name}: {} depths of distinct boards, {:.2} s: {}",

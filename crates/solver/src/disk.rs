@@ -153,6 +153,30 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     std::fs::File::open(dir)?.sync_all()
 }
 
+/// On failure (when dropped armed): removes the depth directories of a checkpoint that its
+/// `current` pointer does not name (a depth being written when the run failed), and a stray
+/// `current.tmp`.
+struct UncommittedCleanup<'a> {
+    checkpoint: Option<&'a Path>,
+    armed: bool,
+}
+
+impl Drop for UncommittedCleanup<'_> {
+    fn drop(&mut self) {
+        let Some(ck) = self.checkpoint.filter(|_| self.armed) else { return };
+        let current = std::fs::read_to_string(ck.join("current")).unwrap_or_default();
+        let _ = std::fs::remove_file(ck.join("current.tmp"));
+        if let Ok(entries) = std::fs::read_dir(ck) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                if name.starts_with("depth-") && name != current.trim() {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+    }
+}
+
 /// Runs the search of `board` to `depth` with frontiers on disk.
 pub(crate) fn run<R: Rules>(
     rules: &R,
@@ -163,40 +187,7 @@ pub(crate) fn run<R: Rules>(
     disk: &DiskConfig,
     observe: &mut dyn FnMut(&DepthStats),
 ) -> Result<Outcome> {
-    let result = run_inner(rules, path_name, board, depth, config, disk, observe);
-    if result.is_err() {
-        if let Some(ck) = &disk.checkpoint {
-            remove_uncommitted(ck);
-        }
-    }
-    result
-}
-
-/// After a failure: removes the depth directories of `checkpoint` that its `current` pointer
-/// does not name (a depth being written when the run failed), and a stray `current.tmp`.
-fn remove_uncommitted(checkpoint: &Path) {
-    let current = std::fs::read_to_string(checkpoint.join("current")).unwrap_or_default();
-    let _ = std::fs::remove_file(checkpoint.join("current.tmp"));
-    if let Ok(entries) = std::fs::read_dir(checkpoint) {
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            if name.starts_with("depth-") && name != current.trim() {
-                let _ = std::fs::remove_dir_all(e.path());
-            }
-        }
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn run_inner<R: Rules>(
-    rules: &R,
-    path_name: &str,
-    board: &Board,
-    depth: u32,
-    config: RunConfig,
-    disk: &DiskConfig,
-    observe: &mut dyn FnMut(&DepthStats),
-) -> Result<Outcome> {
+    let mut cleanup = UncommittedCleanup { checkpoint: disk.checkpoint.as_deref(), armed: true };
     let scratch = ScratchDir::create(disk.work_dir.as_deref())?;
     let version = env!("CARGO_PKG_VERSION").to_string();
     let mut out = Outcome::default();
@@ -300,7 +291,9 @@ fn run_inner<R: Rules>(
         add(&mut v, &level_hashes(rules, &cur)?);
         out.answers.push(state::fold_lanes(&v));
     }
-    drive(rules, depth, config, disk, observe, &scratch, &frontier_root, manifest, cur, out, 4.0)
+    let out = drive(rules, depth, config, disk, observe, &scratch, &frontier_root, manifest, cur, out, 4.0)?;
+    cleanup.armed = false;
+    Ok(out)
 }
 
 /// The depth loop, from the frontier `cur` at depth `manifest.depth`.

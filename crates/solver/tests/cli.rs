@@ -1,25 +1,9 @@
 //! The binary: output, exit codes and error messages.
 
-use std::io::Write;
 use std::process::{Command, Stdio};
 
-fn run(args: &[&str], input: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_solver"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The tool may exit before reading everything (bad arguments): ignore a broken pipe.
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+mod common;
+use common::run;
 
 #[test]
 fn answers_on_stdout() {

@@ -1,7 +1,6 @@
 //! Frontiers on disk: the same answers as in memory, checkpoints that survive SIGKILL, and
 //! faults (unwritable directories, a full disk, corrupt checkpoints) that end cleanly.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -55,22 +54,8 @@ proptest! {
     }
 }
 
-fn solver(args: &[&str], input: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_solver"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+mod common;
+use common::run as solver;
 
 /// Kills a checkpointing run once it has saved depth `kill_after`, resumes it, and checks
 /// the answer against an uninterrupted in-memory run.

@@ -566,8 +566,9 @@ fn commit_checkpoint(root: &Path, level_dir: &Path, manifest: &Manifest) -> Resu
 /// Partitions (as a power of two) so that the sets of all workers merging partitions at once
 /// take at most half the limit (the rest: I/O buffers, the block being expanded, the program).
 fn partition_bits<K>(expected_states: f64, memory_limit: u64) -> u32 {
-    // Dense key and counts, plus a table of 2 to 4 u32 slots a key.
-    let per_state = (std::mem::size_of::<K>() + 32 + 16) as f64;
+    // Dense key and counts, plus a table of 2 to 4 u32 slots a key; the arrays are sized (and
+    // pre-faulted) for up to twice the keys expected.
+    let per_state = (2 * (std::mem::size_of::<K>() + 32 + 8)) as f64;
     let workers = rayon::current_num_threads().max(1) as f64;
     let budget = (memory_limit as f64 / 2.0 / workers).max(1.0);
     let mut bits = 0;

@@ -38,7 +38,8 @@ the spread (min–max) of N timed runs, after one warm-up run, of our release so
 yardstick (`../shared/anchor/anchor.cpp`: single-threaded, 3x3 board only), the two alternating run \
 by run; the ratio is our median over the baseline's (below 1: we are faster). Rows marked \
 `(vs ...)` take our own solver in another configuration as the baseline instead (one thread; the \
-frontier in memory), with peak resident memory where it matters. Every answer is \
+frontier in memory), or the plain reference solver of the tests (`--example reference`: whole \
+boards in a hash map, no symmetry), with peak resident memory where it matters. Every answer is \
 checked against the first run's and the yardstick's. `public12` times the 12 public contest cases \
 run one after another, 12 processes, so it is mostly process start-up. Figures taken on different \
 machines or under different loads do not compare.
@@ -58,6 +59,8 @@ struct Workload {
     baseline: Option<&'static [&'static str]>,
     /// Also report each side's peak resident memory (from one extra `--json` run).
     memory: bool,
+    /// The baseline is the plain reference solver (the `reference` example), not ours.
+    oracle: bool,
     /// Left out under `--quick`.
     slow: bool,
     /// The known answer (every process's answer, space-separated), when there is one.
@@ -74,6 +77,7 @@ impl Workload {
             yardstick: true,
             baseline: None,
             memory: false,
+            oracle: false,
             slow: false,
             expected: None,
         }
@@ -100,6 +104,11 @@ impl Workload {
     /// Ours against ours with `args` (the baseline), alternating; left out under `--quick`.
     fn against(self, args: &'static [&'static str]) -> Self {
         Workload { yardstick: false, baseline: Some(args), slow: true, ..self }
+    }
+
+    /// Ours against the plain reference solver; left out under `--quick`.
+    fn against_oracle(self) -> Self {
+        Workload { yardstick: false, baseline: Some(&[]), oracle: true, slow: true, ..self }
     }
 
     /// Also measure peak resident memory.
@@ -132,6 +141,9 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
         Workload::one("deep-d120", "120\n0 0 0\n0 1 0\n0 0 0\n"),
         Workload::one("empty3x3-d40-1thread", empty3).args(&["--threads", "1"]).expect("503115192"),
         Workload::one("empty4x4-d16 (vs 1 thread)", empty4).against(&["--threads", "1"]),
+        Workload::one("empty4x4-d10 (vs plain oracle)", "10\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n")
+            .against_oracle()
+            .expect("689363388"),
         Workload::one("empty3x3-d40 (vs 1 thread)", empty3).against(&["--threads", "1"]),
         Workload::one("random5x5-d8", random5).general(),
         Workload::one("random5x5-d8 (vs 1 thread)", random5).against(&["--threads", "1"]),
@@ -223,7 +235,7 @@ fn sample(exe: &Path, args: &[&str], inputs: &[String]) -> Result<(Duration, Str
 
 /// Times one workload: a warm-up run of each program, then `runs` timed runs of each,
 /// alternating; fails on any answer that differs from our warm-up's.
-fn measure(w: &Workload, ours: &Path, yardstick: Option<&Path>, runs: usize) -> Result<Row> {
+fn measure(w: &Workload, ours: &Path, oracle: &Path, yardstick: Option<&Path>, runs: usize) -> Result<Row> {
     let check = |who: &str, got: &str, want: &str| {
         if got != want {
             bail!("{}: {who} printed `{got}`, expected `{want}`", w.name);
@@ -231,6 +243,7 @@ fn measure(w: &Workload, ours: &Path, yardstick: Option<&Path>, runs: usize) -> 
         Ok(())
     };
     let yardstick = match w.baseline {
+        Some(_) if w.oracle => Some(oracle),
         Some(_) => Some(ours),
         None => yardstick.filter(|_| w.yardstick),
     };
@@ -394,6 +407,16 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     }
 
     let ours = build_solver(root)?;
+    crate::run_cmd(Command::new(env!("CARGO")).args([
+        "build",
+        "--release",
+        "--quiet",
+        "-p",
+        "solver",
+        "--example",
+        "reference",
+    ]))?;
+    let oracle = root.join("target/release/examples/reference");
     let backend = crate::verify::backend(&ours)?;
     let yardstick = yardstick(root);
     let yardstick_note = match &yardstick {
@@ -408,7 +431,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let mut rows = Vec::with_capacity(chosen.len());
     for w in &chosen {
         eprintln!("bench: {}", w.name);
-        rows.push(measure(w, &ours, yardstick.as_deref().ok(), runs)?);
+        rows.push(measure(w, &ours, &oracle, yardstick.as_deref().ok(), runs)?);
     }
 
     let mut report =

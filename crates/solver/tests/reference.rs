@@ -1,94 +1,12 @@
 //! The plain reference solver (whole boards in a `HashMap`, no symmetry, no tables, no packing)
 //! and property tests comparing the real solver with it.
 
-use std::collections::HashMap;
-
 use proptest::prelude::*;
 use solver::{solve, Board, Level, Options, Shape};
 
-/// The rules written out directly from the statement.
-fn moves(cells: &[u8], rows: usize, cols: usize) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    for i in 0..cells.len() {
-        if cells[i] != 0 {
-            continue;
-        }
-        let (r, c) = (i / cols, i % cols);
-        let mut nbrs = Vec::new();
-        if r > 0 {
-            nbrs.push(i - cols);
-        }
-        if r + 1 < rows {
-            nbrs.push(i + cols);
-        }
-        if c > 0 {
-            nbrs.push(i - 1);
-        }
-        if c + 1 < cols {
-            nbrs.push(i + 1);
-        }
-        let occupied: Vec<usize> = nbrs.into_iter().filter(|&j| cells[j] != 0).collect();
-        let mut captured_any = false;
-        for mask in 0u32..(1 << occupied.len()) {
-            let subset: Vec<usize> =
-                (0..occupied.len()).filter(|k| mask >> k & 1 == 1).map(|k| occupied[k]).collect();
-            let sum: u32 = subset.iter().map(|&j| cells[j] as u32).sum();
-            if subset.len() >= 2 && sum <= 6 {
-                captured_any = true;
-                let mut next = cells.to_vec();
-                for &j in &subset {
-                    next[j] = 0;
-                }
-                next[i] = sum as u8;
-                out.push(next);
-            }
-        }
-        if !captured_any {
-            let mut next = cells.to_vec();
-            next[i] = 1;
-            out.push(next);
-        }
-    }
-    out
-}
-
-fn hash(cells: &[u8]) -> u64 {
-    cells.iter().fold(0u64, |h, &v| (h * 10 + v as u64) % (1 << 30))
-}
-
-/// Sum of final hashes mod 2^30, and the number of distinct boards at each depth.
-pub fn reference(cells: &[u8], rows: usize, cols: usize, depth: u32) -> (u32, Vec<usize>) {
-    let mut frontier: HashMap<Vec<u8>, u64> = HashMap::new();
-    frontier.insert(cells.to_vec(), 1);
-    let mut total = 0u64;
-    let mut distinct = vec![1];
-    for d in 0..depth {
-        let mut next: HashMap<Vec<u8>, u64> = HashMap::new();
-        let mut full = std::collections::HashSet::new();
-        for (board, n) in frontier {
-            if board.iter().all(|&v| v != 0) {
-                total = (total + n * hash(&board)) % (1 << 30);
-                continue;
-            }
-            for m in moves(&board, rows, cols) {
-                if m.iter().all(|&v| v != 0) && d + 1 < depth {
-                    full.insert(m.clone());
-                }
-                *next.entry(m).or_insert(0) += n;
-            }
-        }
-        for n in next.values_mut() {
-            *n %= 1 << 30;
-        }
-        frontier = next;
-        distinct.push(frontier.len());
-        let _ = full;
-    }
-    for (board, n) in frontier {
-        total = (total + n * hash(&board)) % (1 << 30);
-    }
-    (total as u32, distinct)
-}
+#[path = "common/reference.rs"]
+mod plain;
+use plain::reference;
 
 fn solve_with(cells: &[u8], rows: usize, cols: usize, depth: u32, options: &Options) -> u32 {
     let board = Board::new(Shape::new(rows, cols).unwrap(), cells.to_vec()).unwrap();

@@ -1,0 +1,15 @@
+//! The plain reference solver as a program (the oracle `cargo xtask bench` times): reads a
+//! problem from stdin like the `solver` binary, prints the answer. Slow by design.
+
+#[path = "../tests/common/reference.rs"]
+mod plain;
+
+fn main() -> anyhow::Result<()> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+    let p = solver::parse(&text)?;
+    let shape = p.board.shape();
+    let (answer, _) = plain::reference(p.board.cells(), shape.rows(), shape.cols(), p.depth);
+    println!("{answer}");
+    Ok(())
+}

@@ -100,8 +100,8 @@ fn kill_and_resume(name: &str, input: &str, kill_after: u32) {
 
 #[test]
 fn killed_runs_resume_with_the_same_answer() {
-    kill_and_resume("kill-3x3", "40\n0 0 0\n0 0 0\n0 0 0\n", 25);
-    kill_and_resume("kill-3x4", "16\n0 0 0 0\n0 0 0 0\n0 0 0 0\n", 9);
+    kill_and_resume("kill-3x3", "40\n0 0 0\n0 0 0\n0 0 0\n", 12);
+    kill_and_resume("kill-3x4", "16\n0 0 0 0\n0 0 0 0\n0 0 0 0\n", 5);
 }
 
 #[test]

@@ -294,10 +294,10 @@ impl<'r, R: Rules> Search<'r, R> {
         let key = std::mem::size_of::<R::Key>() as f64;
         let (cur, next) = (self.cur.len() as f64, self.cur.len() as f64 * self.growth);
         let counted = (cur + next) * (key + 32.0 + 16.0) + next * 5.0 * (key + 8.0);
-        // A depth's peak (both frontiers and the records in flight) runs about half again over
+        // A depth's peak (both frontiers and the records in flight) runs up to ~1.7x over
         // what stays resident after it.
         match resident_memory() {
-            Some(rss) => counted.max(rss as f64 * self.growth.max(1.0) * 1.5),
+            Some(rss) => counted.max(rss as f64 * self.growth.max(1.0) * 1.8),
             None => counted,
         }
     }

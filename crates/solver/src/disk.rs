@@ -76,6 +76,23 @@ struct Manifest {
 const MANIFEST_HEADER: &str = "cephalopod-checkpoint 1";
 
 impl Manifest {
+    /// The manifest of a run of `board` to `depth` that has played nothing yet.
+    fn start(board: &Board, depth: u32, path: &str) -> Manifest {
+        let shape = board.shape();
+        Manifest {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            rows: shape.rows(),
+            cols: shape.cols(),
+            cells: board.cells().to_vec(),
+            target: depth,
+            depth: 0,
+            total: [0; 8],
+            parts: 1,
+            states: 0,
+            path: path.to_string(),
+        }
+    }
+
     fn to_text(&self) -> String {
         let join = |v: &mut dyn Iterator<Item = String>| v.collect::<Vec<_>>().join(" ");
         format!(
@@ -189,22 +206,10 @@ pub(crate) fn run<R: Rules>(
 ) -> Result<Outcome> {
     let mut cleanup = UncommittedCleanup { checkpoint: disk.checkpoint.as_deref(), armed: true };
     let scratch = ScratchDir::create(disk.work_dir.as_deref())?;
-    let version = env!("CARGO_PKG_VERSION").to_string();
     let mut out = Outcome::default();
     let t0 = Instant::now();
     let shape = board.shape();
-    let mut manifest = Manifest {
-        version: version.clone(),
-        rows: shape.rows(),
-        cols: shape.cols(),
-        cells: board.cells().to_vec(),
-        target: depth,
-        depth: 0,
-        total: [0; 8],
-        parts: 1,
-        states: 0,
-        path: path_name.to_string(),
-    };
+    let mut manifest = Manifest::start(board, depth, path_name);
     let frontier_root = disk.checkpoint.clone().unwrap_or_else(|| scratch.0.clone());
     if let Some(ck) = &disk.checkpoint {
         std::fs::create_dir_all(ck)
@@ -224,8 +229,13 @@ pub(crate) fn run<R: Rules>(
             let text = std::fs::read_to_string(&mfile)
                 .with_context(|| format!("cannot read {}", mfile.display()))?;
             let m = Manifest::parse(&text, &mfile)?;
-            if m.version != version {
-                bail!("checkpoint {} was written by version {}, this is {version}", dir.display(), m.version);
+            if m.version != manifest.version {
+                bail!(
+                    "checkpoint {} was written by version {}, this is {}",
+                    dir.display(),
+                    m.version,
+                    manifest.version
+                );
             }
             if (m.rows, m.cols, &m.cells) != (shape.rows(), shape.cols(), &board.cells().to_vec())
                 || m.path != path_name
@@ -476,18 +486,12 @@ pub(crate) fn run_from_memory<R: Rules>(
         }
         w.finish(false)?;
     }
-    let shape = board.shape();
     let manifest = Manifest {
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        rows: shape.rows(),
-        cols: shape.cols(),
-        cells: board.cells().to_vec(),
-        target: depth,
         depth: reached,
         total: out.total,
         parts: shards.len(),
         states: cur.len() as u64,
-        path: path_name.to_string(),
+        ..Manifest::start(board, depth, path_name)
     };
     let level = Level { dir, parts: shards.len(), states: cur.len() as u64 };
     drop(cur); // the memory goes back before the disk search starts

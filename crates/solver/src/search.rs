@@ -224,6 +224,7 @@ impl<'r, R: Rules> Search<'r, R> {
         first.ended = state::fold_lanes(&ended);
         first.seconds = t0.elapsed().as_secs_f64();
         first.peak_memory = peak_memory();
+        let mut peak = first.peak_memory;
         observe(&first);
         out.stats.push(first);
         add(&mut out.total, &ended);
@@ -238,7 +239,7 @@ impl<'r, R: Rules> Search<'r, R> {
         while d < depth && !self.cur.is_empty() {
             let last = d + 1 == depth;
             if let Some(limit) = config.spill_at {
-                if !last && self.next_bytes() > limit as f64 {
+                if !last && self.next_bytes(limit) > limit as f64 {
                     out.handover = Some(d);
                     return out;
                 }
@@ -269,7 +270,12 @@ impl<'r, R: Rules> Search<'r, R> {
             stats.seconds = t.elapsed().as_secs_f64();
             stats.expand_seconds = self.phase_seconds[0];
             stats.insert_seconds = self.phase_seconds[1];
-            stats.peak_memory = peak_memory();
+            // Reading /proc costs tens of microseconds: skip it for depths quicker than that
+            // matters (they cannot have moved the peak much).
+            if stats.seconds > 1e-3 || d == depth {
+                peak = peak_memory();
+            }
+            stats.peak_memory = peak;
             observe(&stats);
             out.stats.push(stats);
         }
@@ -290,10 +296,14 @@ impl<'r, R: Rules> Search<'r, R> {
     /// now (resident memory, where the system tells) grown as the frontier grows, or else a
     /// count of both frontiers (dense keys and counts, an index table of 2 to 4 slots a key)
     /// and the records in flight.
-    fn next_bytes(&self) -> f64 {
+    fn next_bytes(&self, limit: u64) -> f64 {
         let key = std::mem::size_of::<R::Key>() as f64;
         let (cur, next) = (self.cur.len() as f64, self.cur.len() as f64 * self.growth);
         let counted = (cur + next) * (key + 32.0 + 16.0) + next * 5.0 * (key + 8.0);
+        if counted < limit as f64 / 64.0 && counted < (16 << 20) as f64 {
+            // Far below the limit: not worth reading /proc at every depth of a small search.
+            return counted;
+        }
         // A depth's peak (both frontiers and the records in flight) runs up to ~1.7x over
         // what stays resident after it.
         match resident_memory() {

@@ -34,6 +34,17 @@ pub(crate) struct DiskConfig {
     pub resume: Option<PathBuf>,
 }
 
+/// One disk search: the rules, the problem and how to run it.
+pub(crate) struct Job<'a, R> {
+    pub rules: &'a R,
+    /// Which rules these are (`ring3`, `grid-u64`...): a checkpoint records it.
+    pub path: &'a str,
+    pub board: &'a Board,
+    pub depth: u32,
+    pub config: RunConfig,
+    pub disk: DiskConfig,
+}
+
 /// Positions read and expanded at a time.
 const BLOCK: usize = 1 << 13;
 
@@ -195,15 +206,9 @@ impl Drop for UncommittedCleanup<'_> {
 }
 
 /// Runs the search of `board` to `depth` with frontiers on disk.
-pub(crate) fn run<R: Rules>(
-    rules: &R,
-    path_name: &str,
-    board: &Board,
-    depth: u32,
-    config: RunConfig,
-    disk: &DiskConfig,
-    observe: &mut dyn FnMut(&DepthStats),
-) -> Result<Outcome> {
+pub(crate) fn run<R: Rules>(job: &Job<'_, R>, observe: &mut dyn FnMut(&DepthStats)) -> Result<Outcome> {
+    let (rules, path_name, board, depth, config, disk) =
+        (job.rules, job.path, job.board, job.depth, job.config, &job.disk);
     let mut cleanup = UncommittedCleanup { checkpoint: disk.checkpoint.as_deref(), armed: true };
     let scratch = ScratchDir::create(disk.work_dir.as_deref())?;
     let mut out = Outcome::default();
@@ -301,7 +306,7 @@ pub(crate) fn run<R: Rules>(
         add(&mut v, &level_hashes(rules, &cur)?);
         out.answers.push(state::fold_lanes(&v));
     }
-    let out = drive(rules, depth, config, disk, observe, &scratch, &frontier_root, manifest, cur, out, 4.0)?;
+    let out = drive(job, observe, &scratch, &frontier_root, manifest, cur, out, 4.0)?;
     cleanup.armed = false;
     Ok(out)
 }
@@ -309,10 +314,7 @@ pub(crate) fn run<R: Rules>(
 /// The depth loop, from the frontier `cur` at depth `manifest.depth`.
 #[allow(clippy::too_many_arguments)]
 fn drive<R: Rules>(
-    rules: &R,
-    depth: u32,
-    config: RunConfig,
-    disk: &DiskConfig,
+    job: &Job<'_, R>,
     observe: &mut dyn FnMut(&DepthStats),
     scratch: &ScratchDir,
     frontier_root: &Path,
@@ -321,6 +323,7 @@ fn drive<R: Rules>(
     mut out: Outcome,
     mut growth: f64,
 ) -> Result<Outcome> {
+    let (rules, depth, config, disk) = (job.rules, job.depth, job.config, &job.disk);
     // Distinct positions per record, from the last depth merged.
     let mut distinct = 0.5f64;
     while manifest.depth < depth && cur.states > 0 {
@@ -461,21 +464,15 @@ fn drive<R: Rules>(
 /// Continues an in-memory search on disk: `cur` (the frontier of depth `reached`, with the
 /// partial sums `total` and what the run has reported so far in `out`) is written out as record
 /// files, then the run goes on as a disk search.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_from_memory<R: Rules>(
-    rules: &R,
-    path_name: &str,
-    board: &Board,
-    depth: u32,
-    config: RunConfig,
-    disk: &DiskConfig,
+    job: &Job<'_, R>,
     observe: &mut dyn FnMut(&DepthStats),
     cur: frontier::Frontier<R::Key, 8>,
     reached: u32,
     growth: f64,
     out: Outcome,
 ) -> Result<Outcome> {
-    let scratch = ScratchDir::create(disk.work_dir.as_deref())?;
+    let scratch = ScratchDir::create(job.disk.work_dir.as_deref())?;
     let dir = scratch.0.join(format!("depth-{reached}"));
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let shards = cur.shards();
@@ -491,12 +488,12 @@ pub(crate) fn run_from_memory<R: Rules>(
         total: out.total,
         parts: shards.len(),
         states: cur.len() as u64,
-        ..Manifest::start(board, depth, path_name)
+        ..Manifest::start(job.board, job.depth, job.path)
     };
     let level = Level { dir, parts: shards.len(), states: cur.len() as u64 };
     drop(cur); // the memory goes back before the disk search starts
     let root = scratch.0.clone();
-    drive(rules, depth, config, disk, observe, &scratch, &root, manifest, level, out, growth)
+    drive(job, observe, &scratch, &root, manifest, level, out, growth)
 }
 
 /// Merges one spill file into `set` and writes the set as a frontier file; returns the

@@ -179,22 +179,20 @@ fn with_rules<R: Rules>(
     path: &'static str,
     observe: &mut dyn FnMut(&DepthStats),
 ) -> anyhow::Result<Answer> {
-    let disk = disk::DiskConfig {
-        memory_limit: options.memory_limit.unwrap_or_else(default_memory_limit),
-        work_dir: options.work_dir.clone(),
-        checkpoint: options.checkpoint.clone(),
-        resume: options.resume.clone(),
-    };
     let config = search::RunConfig {
         all_depths: options.all_depths,
         count_boards: options.count_boards && !options.on_disk(),
         // In memory until the next depth would pass the memory limit; then on disk.
-        spill_at: (!options.on_disk()).then_some(disk.memory_limit),
+        spill: match (options.on_disk(), options.memory_limit) {
+            (true, _) => search::Spill::Never,
+            (false, Some(limit)) => search::Spill::At(limit),
+            (false, None) => search::Spill::AtDefault,
+        },
     };
     let outcome = if options.no_symmetry {
-        run_rules(&NoSymmetry(rules), path, board, depth, options, config, &disk, observe)?
+        run_rules(&NoSymmetry(rules), path, board, depth, options, config, observe)?
     } else {
-        run_rules(rules, path, board, depth, options, config, &disk, observe)?
+        run_rules(rules, path, board, depth, options, config, observe)?
     };
     Ok(Answer {
         answer: state::fold_lanes(&outcome.total),
@@ -207,7 +205,6 @@ fn with_rules<R: Rules>(
 
 /// Runs one search: on disk when asked, else in memory, handing over to disk when the
 /// frontier outgrows the memory limit.
-#[allow(clippy::too_many_arguments)]
 fn run_rules<R: Rules>(
     rules: &R,
     path: &'static str,
@@ -215,32 +212,33 @@ fn run_rules<R: Rules>(
     depth: u32,
     options: &Options,
     config: search::RunConfig,
-    disk: &disk::DiskConfig,
     observe: &mut dyn FnMut(&DepthStats),
 ) -> anyhow::Result<search::Outcome> {
+    // Built only for a disk search: the default limit reads /proc.
+    let job = |config| disk::Job {
+        rules,
+        path,
+        board,
+        depth,
+        config,
+        disk: disk::DiskConfig {
+            memory_limit: options.memory_limit.unwrap_or_else(default_memory_limit),
+            work_dir: options.work_dir.clone(),
+            checkpoint: options.checkpoint.clone(),
+            resume: options.resume.clone(),
+        },
+    };
     if options.on_disk() {
-        return disk::run(rules, path, board, depth, config, disk, observe);
+        return disk::run(&job(config), observe);
     }
     let mut search = search::Search::new(rules);
     let outcome = search.run(board.cells(), depth, config, observe);
     match outcome.handover {
         None => Ok(outcome),
         Some(reached) => {
-            let config = search::RunConfig { count_boards: false, spill_at: None, ..config };
+            let config = search::RunConfig { count_boards: false, spill: search::Spill::Never, ..config };
             let growth = search.growth();
-            disk::run_from_memory(
-                rules,
-                path,
-                board,
-                depth,
-                config,
-                disk,
-                observe,
-                search.into_frontier(),
-                reached,
-                growth,
-                outcome,
-            )
+            disk::run_from_memory(&job(config), observe, search.into_frontier(), reached, growth, outcome)
         }
     }
 }

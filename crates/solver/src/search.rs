@@ -132,6 +132,8 @@ pub(crate) struct Search<'r, R: Rules> {
     count_boards: bool,
     /// With board counting: the full boards reached at the current depth.
     ended: frontier::CountSet<R::Key, 8>,
+    /// The default memory limit, once read.
+    default_limit: Option<u64>,
 }
 
 /// What a run computes besides the answer.
@@ -141,9 +143,22 @@ pub(crate) struct RunConfig {
     pub all_depths: bool,
     /// Distinct boards at every depth.
     pub count_boards: bool,
-    /// Stop (and report the depth reached in [`Outcome::handover`]) before a depth whose
-    /// in-memory frontier would need more than this many bytes.
-    pub spill_at: Option<u64>,
+    /// When to stop (and report the depth reached in [`Outcome::handover`]) before a depth
+    /// whose in-memory frontier would not fit.
+    pub spill: Spill,
+}
+
+/// When an in-memory search hands its frontier to disk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Spill {
+    /// Never (the frontier is on disk already, or the caller holds it).
+    #[default]
+    Never,
+    /// Before a depth that would need more than this many bytes.
+    At(u64),
+    /// At [`crate::default_memory_limit`], read only once a frontier is large enough for it
+    /// to matter (it reads /proc, which small searches should not pay for).
+    AtDefault,
 }
 
 /// Peak resident memory of this process in bytes (`VmHWM`), 0 where unknown.
@@ -188,6 +203,7 @@ impl<'r, R: Rules> Search<'r, R> {
             phase_seconds: [0.0; 2],
             count_boards: false,
             ended: frontier::CountSet::new(0),
+            default_limit: None,
         }
     }
 
@@ -238,11 +254,9 @@ impl<'r, R: Rules> Search<'r, R> {
         let mut d = 0;
         while d < depth && !self.cur.is_empty() {
             let last = d + 1 == depth;
-            if let Some(limit) = config.spill_at {
-                if !last && self.next_bytes(limit) > limit as f64 {
-                    out.handover = Some(d);
-                    return out;
-                }
+            if !last && self.over_limit(config.spill) {
+                out.handover = Some(d);
+                return out;
             }
             d += 1;
             let t = Instant::now();
@@ -293,14 +307,11 @@ impl<'r, R: Rules> Search<'r, R> {
     }
 
     /// Estimated bytes of memory the process will hold during the next depth: what it holds
-    /// now (resident memory, where the system tells) grown as the frontier grows, or else a
-    /// count of both frontiers (dense keys and counts, an index table of 2 to 4 slots a key)
-    /// and the records in flight.
+    /// now (resident memory, where the system tells) grown as the frontier grows, or else
+    /// [`Search::counted_bytes`].
     fn next_bytes(&self, limit: u64) -> f64 {
-        let key = std::mem::size_of::<R::Key>() as f64;
-        let (cur, next) = (self.cur.len() as f64, self.cur.len() as f64 * self.growth);
-        let counted = (cur + next) * (key + 32.0 + 16.0) + next * 5.0 * (key + 8.0);
-        if counted < limit as f64 / 64.0 && counted < (16 << 20) as f64 {
+        let counted = self.counted_bytes();
+        if counted < limit as f64 / 64.0 && counted < SMALL_BYTES {
             // Far below the limit: not worth reading /proc at every depth of a small search.
             return counted;
         }
@@ -312,6 +323,25 @@ impl<'r, R: Rules> Search<'r, R> {
         }
     }
 
+    /// Both frontiers (dense keys and counts, an index table of 2 to 4 slots a key) and the
+    /// records in flight of the next depth, counted from the frontier's size.
+    fn counted_bytes(&self) -> f64 {
+        let key = std::mem::size_of::<R::Key>() as f64;
+        let (cur, next) = (self.cur.len() as f64, self.cur.len() as f64 * self.growth);
+        (cur + next) * (key + 32.0 + 16.0) + next * 5.0 * (key + 8.0)
+    }
+
+    /// True when the next depth would not fit under `spill`'s limit.
+    fn over_limit(&mut self, spill: Spill) -> bool {
+        let limit = match spill {
+            Spill::Never => return false,
+            Spill::At(limit) => limit,
+            // The default is a share of physical memory, far above a small search.
+            Spill::AtDefault if self.counted_bytes() < SMALL_BYTES => return false,
+            Spill::AtDefault => *self.default_limit.get_or_insert_with(crate::default_memory_limit),
+        };
+        self.next_bytes(limit) > limit as f64
+    }
     /// The current frontier, the rest of the search's memory released.
     pub(crate) fn into_frontier(self) -> Frontier<R::Key, 8> {
         self.cur
@@ -416,6 +446,9 @@ impl<'r, R: Rules> Search<'r, R> {
         (ended, states as u64, records as u64)
     }
 }
+
+/// Below this many bytes a search is small: no /proc reads for its memory checks.
+const SMALL_BYTES: f64 = (16 << 20) as f64;
 
 /// Frontiers smaller than this are expanded on the calling thread: waking the pool's threads
 /// for every phase of every depth would cost more than they save (and small searches never

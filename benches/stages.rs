@@ -73,7 +73,7 @@ fn frontier_insert(c: &mut Criterion) {
     g.throughput(Throughput::Elements(keys.len() as u64));
     g.bench_function("plain", |bench| {
         bench.iter_batched(
-            || CountSet::<u32, 8>::new(0),
+            || CountSet::<u32, [u32; 8]>::new(0),
             |mut set| {
                 for &k in &keys {
                     set.insert(k, &[1; 8]);
@@ -86,7 +86,7 @@ fn frontier_insert(c: &mut Criterion) {
     g.bench_function("prefetch", |bench| {
         bench.iter_batched(
             || {
-                let mut s = CountSet::<u32, 8>::new(0);
+                let mut s = CountSet::<u32, [u32; 8]>::new(0);
                 s.clear_for(300_007);
                 s
             },
@@ -105,7 +105,7 @@ fn frontier_insert(c: &mut Criterion) {
     g.bench_function("sharded-256", |bench| {
         bench.iter_batched(
             || {
-                let mut f = Frontier::<u32, 8>::new(8);
+                let mut f = Frontier::<u32, [u32; 8]>::new(8);
                 f.reset(8, 300_007 / 256 + 64);
                 let mut parts: Vec<Vec<u32>> = vec![Vec::new(); 256];
                 for &k in &keys {

@@ -3,7 +3,7 @@
 use frontier::Frontier;
 
 fn main() {
-    let mut f = Frontier::<u64, 4>::new(4);
+    let mut f = Frontier::<u64, [u32; 4]>::new(4);
     let mut x = 7u64;
     for i in 0..100_000u32 {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);

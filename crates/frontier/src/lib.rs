@@ -4,8 +4,8 @@
 //! # Brief overview
 //!
 //! * [`CountSet`]: one shard, an open-addressing hash set of plain-data keys (any
-//!   [`bytemuck::Pod`] type) with `[u32; L]` payloads added lane by lane (wrapping) when a key
-//!   is inserted again. Dense keys and counts in insertion order, a `u32` index table with
+//!   [`bytemuck::Pod`] type) with [`Tally`] payloads (`[u32; L]` added lane by lane, or one
+//!   `u64`, both wrapping) merged when a key is inserted again. Dense keys and counts in insertion order, a `u32` index table with
 //!   linear probing at load factor at most 1/2, software prefetch of a key's slot.
 //! * [`Frontier`]: `2^b` shards; a key's shard is the top `b` bits of its hash, so the shards
 //!   are independent: each can be filled by its own thread, in any order, with the same result.
@@ -21,7 +21,7 @@
 //! ```
 //! use frontier::Frontier;
 //!
-//! let mut f = Frontier::<u64, 2>::new(3); // 8 shards
+//! let mut f = Frontier::<u64, [u32; 2]>::new(3); // 8 shards
 //! for (key, counts) in [(7u64, [1, 0]), (9, [0, 1]), (7, [2, 5])] {
 //!     let shard = f.shard_of(&key);
 //!     f.shard_mut(shard).insert(key, &counts);
@@ -44,15 +44,15 @@ pub use set::CountSet;
 
 use bytemuck::Pod;
 
-/// A set of keys with `[u32; L]` counts, split into `2^shard_bits` independent [`CountSet`]s
+/// A set of keys with [`Tally`] counts, split into `2^shard_bits` independent [`CountSet`]s
 /// by the top bits of the key's hash.
 #[derive(Debug)]
-pub struct Frontier<K: Pod + Eq, const L: usize> {
+pub struct Frontier<K: Pod + Eq, C: Tally> {
     shard_bits: u32,
-    shards: Vec<CountSet<K, L>>,
+    shards: Vec<CountSet<K, C>>,
 }
 
-impl<K: Pod + Eq + Send + Sync, const L: usize> Frontier<K, L> {
+impl<K: Pod + Eq + Send + Sync, C: Tally> Frontier<K, C> {
     /// An empty frontier of `2^shard_bits` shards (`shard_bits` at most 16).
     pub fn new(shard_bits: u32) -> Self {
         assert!(shard_bits <= 16, "at most 2^16 shards");
@@ -71,17 +71,17 @@ impl<K: Pod + Eq + Send + Sync, const L: usize> Frontier<K, L> {
     }
 
     /// The shards.
-    pub fn shards(&self) -> &[CountSet<K, L>] {
+    pub fn shards(&self) -> &[CountSet<K, C>] {
         &self.shards
     }
 
     /// The shards, mutably (each can be filled by its own thread).
-    pub fn shards_mut(&mut self) -> &mut [CountSet<K, L>] {
+    pub fn shards_mut(&mut self) -> &mut [CountSet<K, C>] {
         &mut self.shards
     }
 
     /// One shard, mutably.
-    pub fn shard_mut(&mut self, shard: usize) -> &mut CountSet<K, L> {
+    pub fn shard_mut(&mut self, shard: usize) -> &mut CountSet<K, C> {
         &mut self.shards[shard]
     }
 
@@ -96,7 +96,7 @@ impl<K: Pod + Eq + Send + Sync, const L: usize> Frontier<K, L> {
     }
 
     /// The counts of `key`, if present.
-    pub fn get(&self, key: &K) -> Option<&[u32; L]> {
+    pub fn get(&self, key: &K) -> Option<&C> {
         self.shards[self.shard_of(key)].get(key)
     }
 
@@ -115,6 +115,55 @@ impl<K: Pod + Eq + Send + Sync, const L: usize> Frontier<K, L> {
         assert!(shard_bits <= 16, "at most 2^16 shards");
         self.shard_bits = shard_bits;
         self.shards.resize_with(1 << shard_bits, || CountSet::new(shard_bits));
+    }
+}
+
+/// What a [`CountSet`] keeps per key: plain data merged by wrapping addition.
+pub trait Tally: Pod + Send + Sync {
+    /// No paths.
+    #[inline(always)]
+    fn zero() -> Self {
+        Self::zeroed()
+    }
+
+    /// `self + add`, wrapping (lane by lane for lanes).
+    fn merge(self, add: Self) -> Self;
+
+    /// `add` when `fresh`, else `self.merge(add)`, without a branch where the type allows:
+    /// the insert loop's found-or-new step.
+    #[inline(always)]
+    fn merge_or_start(self, add: Self, fresh: bool) -> Self {
+        if fresh {
+            add
+        } else {
+            self.merge(add)
+        }
+    }
+}
+
+impl<const L: usize> Tally for [u32; L] {
+    #[inline(always)]
+    fn merge(self, add: Self) -> Self {
+        std::array::from_fn(|g| self[g].wrapping_add(add[g]))
+    }
+
+    #[inline(always)]
+    fn merge_or_start(self, add: Self, fresh: bool) -> Self {
+        let keep = if fresh { 0 } else { u32::MAX };
+        std::array::from_fn(|g| (self[g] & keep).wrapping_add(add[g]))
+    }
+}
+
+impl Tally for u64 {
+    #[inline(always)]
+    fn merge(self, add: Self) -> Self {
+        self.wrapping_add(add)
+    }
+
+    #[inline(always)]
+    fn merge_or_start(self, add: Self, fresh: bool) -> Self {
+        let keep = if fresh { 0 } else { u64::MAX };
+        (self & keep).wrapping_add(add)
     }
 }
 

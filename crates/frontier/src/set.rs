@@ -1,6 +1,8 @@
-//! One shard: an open-addressing set of keys, each with `L` wrapping counters.
+//! One shard: an open-addressing set of keys, each with a [`Tally`] of path counts.
 
 use bytemuck::Pod;
+
+use crate::Tally;
 
 use crate::arena::MmapArray;
 use crate::hash::key_hash;
@@ -12,8 +14,8 @@ const MIN_SLOTS: usize = 16;
 /// How many items ahead [`CountSet::insert_many`] prefetches table slots.
 const PREFETCH_DISTANCE: usize = 8;
 
-/// An open-addressing hash set of keys with `[u32; L]` payloads merged by lane-wise wrapping
-/// addition on insert.
+/// An open-addressing hash set of keys with [`Tally`] payloads (lanes of wrapping counters,
+/// say), merged by [`Tally::merge`] when a key is inserted again.
 ///
 /// * Keys and payloads are *dense*, in insertion order, in two [`MmapArray`]s; the table is a
 ///   power-of-two array of `u32` slots holding `index + 1` (0 marks an empty slot, so a fresh
@@ -24,16 +26,16 @@ const PREFETCH_DISTANCE: usize = 8;
 /// * Insertion order decides the dense order: the same inserts in the same order give the same
 ///   arrays.
 #[derive(Debug)]
-pub struct CountSet<K: Pod + Eq, const L: usize> {
+pub struct CountSet<K: Pod + Eq, C: Tally> {
     table: MmapArray<u32>,
     keys: MmapArray<K>,
-    counts: MmapArray<[u32; L]>,
+    counts: MmapArray<C>,
     bits: u32,
     len: usize,
     shift: u32,
 }
 
-impl<K: Pod + Eq, const L: usize> CountSet<K, L> {
+impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
     /// An empty set whose slot bits start below the top `shift` bits of the hash.
     pub fn new(shift: u32) -> Self {
         let mut s = CountSet {
@@ -109,7 +111,7 @@ impl<K: Pod + Eq, const L: usize> CountSet<K, L> {
 
     /// Adds `add` to the counts of `key`, inserting it (with `add`) if absent.
     #[inline(always)]
-    pub fn insert(&mut self, key: K, add: &[u32; L]) {
+    pub fn insert(&mut self, key: K, add: &C) {
         self.insert_many(std::slice::from_ref(&(key, *add)), |r| r.0, |r| r.1);
     }
 
@@ -117,7 +119,7 @@ impl<K: Pod + Eq, const L: usize> CountSet<K, L> {
     /// order, prefetching the slots of the items a few places ahead. The same as calling
     /// [`CountSet::insert`] on each, faster.
     #[inline(always)]
-    pub fn insert_many<T>(&mut self, items: &[T], key: impl Fn(&T) -> K, counts: impl Fn(&T) -> [u32; L]) {
+    pub fn insert_many<T>(&mut self, items: &[T], key: impl Fn(&T) -> K, counts: impl Fn(&T) -> C) {
         let mut rest = items;
         while !rest.is_empty() {
             // A piece that cannot outgrow the table: each item adds at most one key.
@@ -134,7 +136,7 @@ impl<K: Pod + Eq, const L: usize> CountSet<K, L> {
 
     /// Inserts `piece`, which has at most `capacity / 2 - len` items.
     #[inline(always)]
-    fn insert_piece<T>(&mut self, piece: &[T], key: &impl Fn(&T) -> K, counts: &impl Fn(&T) -> [u32; L]) {
+    fn insert_piece<T>(&mut self, piece: &[T], key: &impl Fn(&T) -> K, counts: &impl Fn(&T) -> C) {
         let (bits, shift) = (self.bits, self.shift);
         let slot = |k: &K| ((key_hash(k) << shift) >> (64 - bits)) as usize;
         let mask = self.capacity() - 1;
@@ -160,16 +162,14 @@ impl<K: Pod + Eq, const L: usize> CountSet<K, L> {
             let idx = if fresh { len } else { found - 1 };
             table[i] = idx as u32 + 1;
             keys[idx] = k;
-            let keep = if fresh { 0 } else { u32::MAX };
-            let (old, add) = (all_counts[idx], counts(item));
-            all_counts[idx] = std::array::from_fn(|g| (old[g] & keep).wrapping_add(add[g]));
+            all_counts[idx] = C::merge_or_start(all_counts[idx], counts(item), fresh);
             len += fresh as usize;
         }
         self.len = len;
     }
 
     /// The counts of `key`, if present.
-    pub fn get(&self, key: &K) -> Option<&[u32; L]> {
+    pub fn get(&self, key: &K) -> Option<&C> {
         let mask = self.capacity() - 1;
         let mut i = self.slot(key);
         let table = self.table.as_slice();
@@ -205,12 +205,12 @@ impl<K: Pod + Eq, const L: usize> CountSet<K, L> {
     }
 
     /// The counts, in the order of [`CountSet::keys`].
-    pub fn counts(&self) -> &[[u32; L]] {
+    pub fn counts(&self) -> &[C] {
         &self.counts.as_slice()[..self.len]
     }
 
     /// The stored keys and their counts, in insertion order.
-    pub fn iter(&self) -> impl Iterator<Item = (&K, &[u32; L])> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = (&K, &C)> + '_ {
         self.keys().iter().zip(self.counts())
     }
 }
@@ -222,7 +222,7 @@ mod tests {
 
     #[test]
     fn merges_like_a_hashmap() {
-        let mut set = CountSet::<u64, 2>::new(0);
+        let mut set = CountSet::<u64, [u32; 2]>::new(0);
         let mut map: HashMap<u64, [u32; 2]> = HashMap::new();
         let mut x = 1u64;
         for i in 0..50_000u32 {
@@ -243,5 +243,16 @@ mod tests {
         assert!(set.is_empty() && set.iter().next().is_none() && set.get(&3).is_none());
         set.insert(u64::MAX, &[1, 2]);
         assert_eq!(set.get(&u64::MAX), Some(&[1, 2]));
+    }
+
+    #[test]
+    fn u64_tallies_carry() {
+        let mut set = CountSet::<u32, u64>::new(0);
+        set.insert(5, &u64::from(u32::MAX));
+        set.insert(5, &1);
+        set.insert(6, &u64::MAX);
+        set.insert(6, &2);
+        assert_eq!(set.get(&5), Some(&(1u64 << 32)));
+        assert_eq!(set.get(&6), Some(&1));
     }
 }

@@ -398,7 +398,7 @@ fn drive<R: Rules>(
                 .into_par_iter()
                 .map(|w| {
                     // One set per worker, reused for its partitions w, w + workers, ...
-                    let mut set = CountSet::<R::Key, 8>::new(bits);
+                    let mut set = CountSet::<R::Key, Counts>::new(bits);
                     let mut total = (0, 0, 0, [0u32; 8]);
                     for q in (w..parts).step_by(workers) {
                         let (n, read, written, h) = merge_partition(
@@ -467,7 +467,7 @@ fn drive<R: Rules>(
 pub(crate) fn run_from_memory<R: Rules>(
     job: &Job<'_, R>,
     observe: &mut dyn FnMut(&DepthStats),
-    cur: frontier::Frontier<R::Key, 8>,
+    cur: frontier::Frontier<R::Key, Counts>,
     reached: u32,
     growth: f64,
     out: Outcome,
@@ -501,7 +501,7 @@ pub(crate) fn run_from_memory<R: Rules>(
 fn merge_partition<R: Rules>(
     rules: &R,
     distinct: f64,
-    set: &mut CountSet<R::Key, 8>,
+    set: &mut CountSet<R::Key, Counts>,
     spill: &Path,
     out: &Path,
     sync: bool,

@@ -10,19 +10,20 @@ use state::{Level, Rules};
 
 use crate::disk::{self, Piece};
 use crate::search::{self, Chunk};
+use crate::weights::Weights;
 use state::Counts;
 
 macro_rules! kernel {
-    ($module:ident::$name:ident as $pub_name:ident, $avx2:ident, ($r:ident: $rty:ty $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)?) => {
+    ($module:ident::$name:ident as $pub_name:ident, $avx2:ident, <$($g:ident: $gb:path),*> ($r:ident: $rty:ty $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)?) => {
         /// # Safety
         /// The CPU must support [`Level::Avx2`].
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-        unsafe fn $avx2<R: Rules>($r: $rty $(, $arg: $ty)*) $(-> $ret)? {
+        unsafe fn $avx2<R: Rules $(, $g: $gb)*>($r: $rty $(, $arg: $ty)*) $(-> $ret)? {
             $module::$name($r $(, $arg)*)
         }
 
-        pub(crate) fn $pub_name<R: Rules>($r: $rty $(, $arg: $ty)*) $(-> $ret)? {
+        pub(crate) fn $pub_name<R: Rules $(, $g: $gb)*>($r: $rty $(, $arg: $ty)*) $(-> $ret)? {
             match $r.level() {
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: `Rules::level` never reports a level the CPU lacks (backends and
@@ -34,8 +35,8 @@ macro_rules! kernel {
     };
 }
 
-kernel!(search::expand as expand, expand_avx2, (rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chunk<R::Key>, shard_bits: u32, count_boards: bool));
-kernel!(search::insert as insert, insert_avx2, (rules: &R, cur: &Frontier<R::Key, 8>, chunks: &[Chunk<R::Key>], s: usize, set: &mut CountSet<R::Key, 8>));
-kernel!(search::last as last, last_avx2, (rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chunk<R::Key>));
-kernel!(disk::expand_piece as disk_expand, disk_expand_avx2, (rules: &R, positions: &[(R::Key, Counts)], bits: u32) -> Piece<R::Key>);
-kernel!(disk::last_block as disk_last, disk_last_avx2, (rules: &R, positions: &[(R::Key, Counts)]) -> Counts);
+kernel!(search::expand as expand, expand_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>, shard_bits: u32, count_boards: bool));
+kernel!(search::insert as insert, insert_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, chunks: &[Chunk<R::Key, W::Sum>], s: usize, set: &mut CountSet<R::Key, W::Count>));
+kernel!(search::last as last, last_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>));
+kernel!(disk::expand_piece as disk_expand, disk_expand_avx2, <> (rules: &R, positions: &[(R::Key, Counts)], bits: u32) -> Piece<R::Key>);
+kernel!(disk::last_block as disk_last, disk_last_avx2, <> (rules: &R, positions: &[(R::Key, Counts)]) -> Counts);

@@ -29,6 +29,7 @@ mod disk;
 mod dispatch;
 mod input;
 mod search;
+mod weights;
 
 pub mod cli;
 
@@ -231,7 +232,23 @@ fn run_rules<R: Rules>(
     if options.on_disk() {
         return disk::run(&job(config), observe);
     }
-    let mut search = search::Search::new(rules);
+    // A start that every symmetry fixes needs one count a position (see `weights`).
+    match weights::Orbits::of(rules, rules.pack(board.cells())) {
+        Some(orbits) => in_memory(search::Search::new(rules, orbits), board, depth, config, observe, job),
+        None => in_memory(search::Search::new(rules, weights::Lanes), board, depth, config, observe, job),
+    }
+}
+
+/// Runs `search` in memory, and hands its frontier to the disk search if it outgrows the
+/// memory limit.
+fn in_memory<'r, R: Rules, W: weights::Weights>(
+    mut search: search::Search<'r, R, W>,
+    board: &Board,
+    depth: u32,
+    config: search::RunConfig,
+    observe: &mut dyn FnMut(&DepthStats),
+    job: impl Fn(search::RunConfig) -> disk::Job<'r, R>,
+) -> anyhow::Result<search::Outcome> {
     let outcome = search.run(board.cells(), depth, config, observe);
     match outcome.handover {
         None => Ok(outcome),
@@ -267,6 +284,9 @@ impl<R: Rules> Rules for NoSymmetry<'_, R> {
     #[inline(always)]
     fn canonical(&self, s: R::Key) -> (R::Key, u8) {
         (s, 0)
+    }
+    fn symmetries(&self) -> usize {
+        1
     }
     fn images(&self, s: R::Key) -> [R::Key; 8] {
         [s; 8]

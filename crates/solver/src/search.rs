@@ -17,11 +17,12 @@
 
 use std::time::Instant;
 
-use frontier::{shard_of, Frontier};
+use frontier::{shard_of, Frontier, Tally};
 use rayon::prelude::*;
-use state::{mul_add, Counts, PackedKey, Rules};
+use state::{Counts, PackedKey, Rules};
 
 use crate::dispatch;
+use crate::weights::Weights;
 
 /// Positions of the current frontier expanded by one task.
 const CHUNK_STATES: usize = 1 << 12;
@@ -73,9 +74,9 @@ pub(crate) struct Record<K> {
 }
 
 /// A piece of the current frontier, one shard's positions `start..end`, and what expanding it
-/// produced.
+/// produced (`S`: the weights' sum of ended paths).
 #[derive(Debug)]
-pub(crate) struct Chunk<K> {
+pub(crate) struct Chunk<K, S> {
     shard: usize,
     start: usize,
     end: usize,
@@ -85,14 +86,14 @@ pub(crate) struct Chunk<K> {
     /// Scratch: the successors of one position.
     succ: Vec<K>,
     /// Hashes of the paths that ended in this chunk (full successors, or the last depth).
-    acc: Counts,
+    acc: S,
     /// Paths that ended on a full successor in this chunk.
     ended_paths: u32,
     /// With board counting: the full successors, as records.
     full: Vec<Record<K>>,
 }
 
-impl<K> Chunk<K> {
+impl<K, S: Tally> Chunk<K, S> {
     fn new() -> Self {
         Chunk {
             shard: 0,
@@ -100,7 +101,7 @@ impl<K> Chunk<K> {
             end: 0,
             buckets: Vec::new(),
             succ: Vec::new(),
-            acc: [0; 8],
+            acc: S::zero(),
             ended_paths: 0,
             full: Vec::new(),
         }
@@ -118,11 +119,12 @@ impl<K> Chunk<K> {
 
 /// The search state: two frontiers (current and next) and the chunk buffers, reused from
 /// depth to depth.
-pub(crate) struct Search<'r, R: Rules> {
+pub(crate) struct Search<'r, R: Rules, W: Weights> {
     rules: &'r R,
-    cur: Frontier<R::Key, 8>,
-    next: Frontier<R::Key, 8>,
-    chunks: Vec<Chunk<R::Key>>,
+    weights: W,
+    cur: Frontier<R::Key, W::Count>,
+    next: Frontier<R::Key, W::Count>,
+    chunks: Vec<Chunk<R::Key, W::Sum>>,
     /// Positions of the last depth per position of the one before: sizes the next tables.
     growth: f64,
     /// Seconds of the last step's expand and insert phases.
@@ -131,7 +133,7 @@ pub(crate) struct Search<'r, R: Rules> {
     /// depth).
     count_boards: bool,
     /// With board counting: the full boards reached at the current depth.
-    ended: frontier::CountSet<R::Key, 8>,
+    ended: frontier::CountSet<R::Key, W::Count>,
     /// The default memory limit, once read.
     default_limit: Option<u64>,
 }
@@ -192,10 +194,11 @@ pub(crate) struct Outcome {
     pub handover: Option<u32>,
 }
 
-impl<'r, R: Rules> Search<'r, R> {
-    pub(crate) fn new(rules: &'r R) -> Self {
+impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
+    pub(crate) fn new(rules: &'r R, weights: W) -> Self {
         Search {
             rules,
+            weights,
             cur: Frontier::new(0),
             next: Frontier::new(0),
             chunks: Vec::new(),
@@ -216,7 +219,7 @@ impl<'r, R: Rules> Search<'r, R> {
         config: RunConfig,
         observe: &mut dyn FnMut(&DepthStats),
     ) -> Outcome {
-        let rules = self.rules;
+        let (rules, weights) = (self.rules, self.weights);
         self.count_boards = config.count_boards;
         let t0 = Instant::now();
         let s = rules.pack(start);
@@ -231,9 +234,7 @@ impl<'r, R: Rules> Search<'r, R> {
         } else {
             let (c, t) = rules.canonical(s);
             self.cur.reset(0, 1);
-            let mut one = [0u32; 8];
-            one[0] = 1;
-            self.cur.shard_mut(0).insert(c, &rules.permute(&one, t));
+            self.cur.shard_mut(0).insert(c, &weights.start(rules, t));
         }
         first.states = self.cur.len() as u64;
         first.boards = config.count_boards.then_some(1);
@@ -247,7 +248,8 @@ impl<'r, R: Rules> Search<'r, R> {
         if config.all_depths {
             let mut v = ended;
             if !self.cur.is_empty() {
-                add(&mut v, &self.frontier_hashes());
+                let here = self.frontier_hashes();
+                add(&mut v, &self.as_lanes(&here));
             }
             out.answers.push(state::fold_lanes(&v));
         }
@@ -269,15 +271,16 @@ impl<'r, R: Rules> Search<'r, R> {
                 stats.records = records;
                 if last {
                     // Counting boards: the last depth was generated; its positions end here.
-                    add(&mut ended, &self.frontier_hashes());
+                    ended = ended.merge(self.frontier_hashes());
                 }
                 ended
             };
+            let ended = self.as_lanes(&ended);
             add(&mut out.total, &ended);
             if config.all_depths {
-                let here = if last { [0; 8] } else { self.frontier_hashes() };
+                let here = if last { W::Sum::zero() } else { self.frontier_hashes() };
                 let mut v = out.total;
-                add(&mut v, &here);
+                add(&mut v, &self.as_lanes(&here));
                 out.answers.push(state::fold_lanes(&v));
             }
             stats.ended = state::fold_lanes(&ended);
@@ -299,6 +302,13 @@ impl<'r, R: Rules> Search<'r, R> {
             out.answers.resize(depth as usize + 1, last);
         }
         out
+    }
+
+    /// A sum of ended paths as lanes whose folded sum is its answer.
+    fn as_lanes(&self, sum: &W::Sum) -> Counts {
+        let mut lanes = [0; 8];
+        lanes[0] = self.weights.answer(sum);
+        lanes
     }
 
     /// Positions of the last depth per position of the one before.
@@ -327,8 +337,9 @@ impl<'r, R: Rules> Search<'r, R> {
     /// records in flight of the next depth, counted from the frontier's size.
     fn counted_bytes(&self) -> f64 {
         let key = std::mem::size_of::<R::Key>() as f64;
+        let count = std::mem::size_of::<W::Count>() as f64;
         let (cur, next) = (self.cur.len() as f64, self.cur.len() as f64 * self.growth);
-        (cur + next) * (key + 32.0 + 16.0) + next * 5.0 * (key + 8.0)
+        (cur + next) * (key + count + 16.0) + next * 5.0 * (key + 8.0)
     }
 
     /// True when the next depth would not fit under `spill`'s limit.
@@ -342,9 +353,19 @@ impl<'r, R: Rules> Search<'r, R> {
         };
         self.next_bytes(limit) > limit as f64
     }
-    /// The current frontier, the rest of the search's memory released.
-    pub(crate) fn into_frontier(self) -> Frontier<R::Key, 8> {
-        self.cur
+    /// The current frontier with 8 lanes of counts (the disk search's form), the rest of the
+    /// search's memory released.
+    pub(crate) fn into_frontier(self) -> Frontier<R::Key, Counts> {
+        let (rules, weights) = (self.rules, self.weights);
+        let mut lanes = Frontier::new(self.cur.shard_bits());
+        for (s, set) in self.cur.shards().iter().enumerate() {
+            let out = lanes.shard_mut(s);
+            out.reset(self.cur.shard_bits(), set.len());
+            for (k, n) in set.iter() {
+                out.insert(*k, &weights.lanes(rules, *k, n));
+            }
+        }
+        lanes
     }
 
     /// Lays the current frontier out as chunks of at most [`CHUNK_STATES`] positions.
@@ -369,38 +390,32 @@ impl<'r, R: Rules> Search<'r, R> {
     }
 
     /// The sum over the current frontier of counts times hashes.
-    fn frontier_hashes(&mut self) -> Counts {
+    fn frontier_hashes(&mut self) -> W::Sum {
         self.plan_chunks();
-        let (rules, cur) = (self.rules, &self.cur);
+        let (rules, weights, cur) = (self.rules, self.weights, &self.cur);
         let parallel = self.cur.len() >= PARALLEL_MIN;
         for_each_mut(parallel, &mut self.chunks, |_, c| {
-            c.acc = [0; 8];
+            c.acc = W::Sum::zero();
             let set = &cur.shards()[c.shard];
             for (k, n) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]) {
-                mul_add(&mut c.acc, n, &rules.hashes(*k));
+                weights.end(&mut c.acc, n, &rules.hashes(*k));
             }
         });
-        self.chunks.iter().fold([0; 8], |mut a, c| {
-            add(&mut a, &c.acc);
-            a
-        })
+        self.chunks.iter().fold(W::Sum::zero(), |a, c| a.merge(c.acc))
     }
 
     /// The last depth: every position's successors end their paths.
-    fn last_depth(&mut self) -> Counts {
+    fn last_depth(&mut self) -> W::Sum {
         self.plan_chunks();
-        let (rules, cur) = (self.rules, &self.cur);
+        let (rules, weights, cur) = (self.rules, self.weights, &self.cur);
         let parallel = cur.len() >= PARALLEL_MIN;
-        for_each_mut(parallel, &mut self.chunks, |_, c| dispatch::last(rules, cur, c));
-        self.chunks.iter().fold([0; 8], |mut a, c| {
-            add(&mut a, &c.acc);
-            a
-        })
+        for_each_mut(parallel, &mut self.chunks, |_, c| dispatch::last(rules, weights, cur, c));
+        self.chunks.iter().fold(W::Sum::zero(), |a, c| a.merge(c.acc))
     }
 
     /// One depth that is not the last: returns the hashes of the paths that ended (full
     /// boards), the number of positions of the next frontier and the records generated.
-    fn step(&mut self, stats: &mut DepthStats) -> (Counts, u64, u64) {
+    fn step(&mut self, stats: &mut DepthStats) -> (W::Sum, u64, u64) {
         self.phase_seconds = [0.0; 2];
         let count_boards = self.count_boards;
         self.ended.clear_for(0);
@@ -410,33 +425,39 @@ impl<'r, R: Rules> Search<'r, R> {
         self.next.resize_shards(shard_bits);
         let parallel = self.cur.len() >= PARALLEL_MIN;
         for_each_mut(parallel, self.next.shards_mut(), |_, s| s.reset(shard_bits, expect as usize + 16));
-        let (rules, cur, next) = (self.rules, &self.cur, &mut self.next);
-        let (mut records, mut ended) = (0, [0u32; 8]);
+        let (rules, weights, cur, next) = (self.rules, self.weights, &self.cur, &mut self.next);
+        let (mut records, mut ended) = (0, W::Sum::zero());
         // A block of chunks is expanded, then inserted, before the next: the records in flight
         // (and the memory they need) stay bounded, and are still in cache when inserted.
         for block in self.chunks.chunks_mut(BLOCK_CHUNKS) {
             let t0 = Instant::now();
-            for_each_mut(parallel, block, |_, c| dispatch::expand(rules, cur, c, shard_bits, count_boards));
+            for_each_mut(parallel, block, |_, c| {
+                dispatch::expand(rules, weights, cur, c, shard_bits, count_boards)
+            });
             let t1 = Instant::now();
             for c in block.iter() {
                 records += c.records();
-                add(&mut ended, &c.acc);
+                ended = ended.merge(c.acc);
                 stats.ended_paths = stats.ended_paths.wrapping_add(c.ended_paths);
                 let parents = &cur.shards()[c.shard].counts()[c.start..c.end];
                 for r in &c.full {
-                    self.ended
-                        .insert(r.key, &rules.permute(&parents[(r.tag >> 3) as usize], (r.tag & 7) as u8));
+                    self.ended.insert(
+                        r.key,
+                        &weights.carry(rules, &parents[(r.tag >> 3) as usize], (r.tag & 7) as u8),
+                    );
                 }
             }
             let block = &*block;
-            for_each_mut(parallel, next.shards_mut(), |s, set| dispatch::insert(rules, cur, block, s, set));
+            for_each_mut(parallel, next.shards_mut(), |s, set| {
+                dispatch::insert(rules, weights, cur, block, s, set)
+            });
             self.phase_seconds[0] += (t1 - t0).as_secs_f64();
             self.phase_seconds[1] += t1.elapsed().as_secs_f64();
         }
         let states = self.next.len();
         if count_boards {
-            let count = |set: &frontier::CountSet<R::Key, 8>| -> u64 {
-                set.iter().map(|(k, n)| rules.boards(*k, n) as u64).sum()
+            let count = |set: &frontier::CountSet<R::Key, W::Count>| -> u64 {
+                set.iter().map(|(k, n)| weights.boards(rules, *k, n)).sum()
             };
             let stored: u64 = self.next.shards().par_iter().map(count).sum();
             stats.boards = Some(stored + count(&self.ended));
@@ -484,10 +505,11 @@ pub(crate) fn add(a: &mut Counts, b: &Counts) {
 /// Expands one chunk: full successors into `c.acc`, the others as records bucketed by the
 /// shard of their canonical key.
 #[inline(always)]
-pub(crate) fn expand<R: Rules>(
+pub(crate) fn expand<R: Rules, W: Weights>(
     rules: &R,
-    cur: &Frontier<R::Key, 8>,
-    c: &mut Chunk<R::Key>,
+    weights: W,
+    cur: &Frontier<R::Key, W::Count>,
+    c: &mut Chunk<R::Key, W::Sum>,
     shard_bits: u32,
     count_boards: bool,
 ) {
@@ -499,14 +521,14 @@ pub(crate) fn expand<R: Rules>(
         b.clear();
     }
     c.full.clear();
-    let mut acc = [0u32; 8];
+    let mut acc = W::Sum::zero();
     let mut paths = 0u32;
     for (i, (&k, n)) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]).enumerate() {
         let n_succ = rules.successors_into(k, &mut c.succ);
         for &s in &c.succ[..n_succ] {
             if rules.is_full(s) {
-                mul_add(&mut acc, n, &rules.hashes(s));
-                paths = n.iter().fold(paths, |a, &x| a.wrapping_add(x));
+                weights.end(&mut acc, n, &rules.hashes(s));
+                paths = paths.wrapping_add(weights.paths(n));
                 if count_boards {
                     let (key, t) = rules.canonical(s);
                     c.full.push(Record { key, tag: (i as u32) << 3 | t as u32 });
@@ -523,30 +545,36 @@ pub(crate) fn expand<R: Rules>(
 
 /// Fills next shard `s` from every chunk's records for it, in chunk order.
 #[inline(always)]
-pub(crate) fn insert<R: Rules>(
+pub(crate) fn insert<R: Rules, W: Weights>(
     rules: &R,
-    cur: &Frontier<R::Key, 8>,
-    chunks: &[Chunk<R::Key>],
+    weights: W,
+    cur: &Frontier<R::Key, W::Count>,
+    chunks: &[Chunk<R::Key, W::Sum>],
     s: usize,
-    set: &mut frontier::CountSet<R::Key, 8>,
+    set: &mut frontier::CountSet<R::Key, W::Count>,
 ) {
     for c in chunks {
         let parents = &cur.shards()[c.shard].counts()[c.start..c.end];
         set.insert_many(
             c.bucket(s),
             |r| r.key,
-            |r| rules.permute(&parents[(r.tag >> 3) as usize], (r.tag & 7) as u8),
+            |r| weights.carry(rules, &parents[(r.tag >> 3) as usize], (r.tag & 7) as u8),
         );
     }
 }
 
 /// The last depth over one chunk: `c.acc` = Σ counts × summed successor hashes.
 #[inline(always)]
-pub(crate) fn last<R: Rules>(rules: &R, cur: &Frontier<R::Key, 8>, c: &mut Chunk<R::Key>) {
+pub(crate) fn last<R: Rules, W: Weights>(
+    rules: &R,
+    weights: W,
+    cur: &Frontier<R::Key, W::Count>,
+    c: &mut Chunk<R::Key, W::Sum>,
+) {
     let set = &cur.shards()[c.shard];
-    let mut acc = [0u32; 8];
+    let mut acc = W::Sum::zero();
     for (&k, n) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]) {
-        mul_add(&mut acc, n, &rules.successor_hashes(k));
+        weights.end(&mut acc, n, &rules.successor_hashes(k));
     }
     c.acc = acc;
 }

@@ -8,6 +8,9 @@ use solver::{solve, Board, Level, Options, Shape};
 mod plain;
 use plain::reference;
 
+#[path = "common/boards.rs"]
+mod boards;
+
 fn solve_with(cells: &[u8], rows: usize, cols: usize, depth: u32, options: &Options) -> u32 {
     let board = Board::new(Shape::new(rows, cols).unwrap(), cells.to_vec()).unwrap();
     solve(&board, depth, options).unwrap().answer
@@ -85,14 +88,36 @@ proptest! {
     #[test]
     fn matches_reference_on_every_shape(rows in 1usize..=8, cols in 1usize..=8, seed in any::<u64>(), depth in 0u32..4) {
         prop_assume!(rows * cols <= 64);
-        let mut x = seed | 1;
-        let cells: Vec<u8> = (0..rows * cols).map(|_| {
-            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-            if x % 3 == 0 { (x % 6 + 1) as u8 } else { 0 }
-        }).collect();
+        let cells = boards::random(rows, cols, seed, 3);
         let (want, _) = reference(&cells, rows, cols, depth);
         prop_assert_eq!(solve_with(&cells, rows, cols, depth, &Options::default()), want);
         prop_assert_eq!(solve_with(&cells, rows, cols, depth, &Options { backend: Some(Level::Portable), ..Options::default() }), want);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// Starts that every symmetry fixes (counted by orbit masses): answers at every depth and
+    /// distinct boards, on every path, against the reference.
+    #[test]
+    fn symmetric_starts_match_reference(rows in 1usize..=5, cols in 1usize..=5, seed in any::<u64>(), one_in in 2u64..8, depth in 0u32..8) {
+        prop_assume!(rows * cols <= 16 || depth <= 5);
+        let cells = boards::symmetric(rows, cols, &boards::random(rows, cols, seed, one_in));
+        let (want, distinct) = reference(&cells, rows, cols, depth);
+        for o in all_paths() {
+            prop_assert_eq!(solve_with(&cells, rows, cols, depth, &o), want, "{:?}", o);
+        }
+        let board = Board::new(Shape::new(rows, cols).unwrap(), cells.clone()).unwrap();
+        let o = Options { count_boards: true, all_depths: true, ..Options::default() };
+        let a = solve(&board, depth, &o).unwrap();
+        prop_assert_eq!(a.answer, want);
+        let boards: Vec<usize> = a.stats.iter().map(|s| s.boards.unwrap() as usize).collect();
+        prop_assert_eq!(&boards[..], &distinct[..boards.len()]);
+        prop_assert!(distinct[boards.len()..].iter().all(|&n| n == 0));
+        for d in 0..depth {
+            prop_assert_eq!(a.answers[d as usize], reference(&cells, rows, cols, d).0, "depth {}", d);
+        }
     }
 }
 

@@ -92,6 +92,13 @@ pub trait Rules: Sync + Send {
     /// ties) and `t`.
     fn canonical(&self, s: Self::Key) -> (Self::Key, u8);
 
+    /// How many symmetries canonicalisation uses: lanes `0..symmetries()` of [`Rules::images`],
+    /// [`Rules::hashes`] and [`Rules::successor_hashes`] stand for the whole group, each element
+    /// once (8 on square boards, 4 on the others, 1 when canonicalisation is switched off).
+    fn symmetries(&self) -> usize {
+        self.shape().symmetries()
+    }
+
     /// The images `g(s)` of `s` under each symmetry `g`, numbered as [`Rules::canonical`]
     /// numbers them; lanes past the board's symmetry count hold `s`.
     fn images(&self, s: Self::Key) -> [Self::Key; 8];

@@ -1,0 +1,172 @@
+//! How the search counts the paths that reach a stored (canonical) position.
+//!
+//! Two ways, one trait ([`Weights`]):
+//!
+//! * [`Lanes`], for any start: 8 wrapping `u32` counts a position, lane `g` counting the paths
+//!   that reached the board `g(c)` (see [`state::Counts`]). A successor canonicalised by `t`
+//!   brings its parent's lanes permuted by `t`.
+//! * [`Orbits`], for a start that every symmetry maps to itself (the empty board, say). Then
+//!   every board of an orbit is reached by as many paths as any other, and one number a
+//!   position is enough: its *mass* `m(c)`, the paths reaching any board of the orbit of `c`.
+//!   A move from `c` into the orbit of `c'` adds `m(c)` to `m(c')`, whatever symmetry
+//!   canonicalised it (each board of `c`'s orbit makes the same move into `c'`'s orbit), and
+//!   the hashes of the paths at the positions `c` are `Σ m(c)·HS(c) / |G|`, where `HS(c)` sums
+//!   the hashes of the `|G|` images of `c`. That sum is an exact multiple of `|G|` (a power of
+//!   two up to 8), so it is kept modulo 2^64 in a `u64` and divided at the end: 61 exact bits,
+//!   of which the answer keeps 30. A position costs 8 bytes of counts instead of 32, and no
+//!   permutation.
+
+use frontier::Tally;
+use state::{mul_add, Counts, Rules, HASH_MASK};
+
+/// A way of counting paths: what a stored position carries, how a successor's share is made
+/// from its parent's, and how ended paths add up to the answer.
+pub(crate) trait Weights: Copy + Send + Sync {
+    /// The counts stored with a position.
+    type Count: Tally;
+    /// A running sum of ended paths' hashes.
+    type Sum: Tally;
+
+    /// The counts of the start position, canonicalised by `t`.
+    fn start<R: Rules>(&self, rules: &R, t: u8) -> Self::Count;
+
+    /// The counts a successor canonicalised by `t` brings from its parent's `n`.
+    fn carry<R: Rules>(&self, rules: &R, n: &Self::Count, t: u8) -> Self::Count;
+
+    /// Adds to `sum` the hashes of the paths with counts `n` at boards whose per-symmetry
+    /// hashes are `hashes` (the lanes of [`Rules::hashes`] or [`Rules::successor_hashes`]).
+    fn end(&self, sum: &mut Self::Sum, n: &Self::Count, hashes: &Counts);
+
+    /// The number of paths counts `n` stand for, modulo 2^32.
+    fn paths(&self, n: &Self::Count) -> u32;
+
+    /// The answer's 30 bits of a sum.
+    fn answer(&self, sum: &Self::Sum) -> u32;
+
+    /// The distinct boards a stored position `c` with counts `n` stands for.
+    fn boards<R: Rules>(&self, rules: &R, c: R::Key, n: &Self::Count) -> u64;
+
+    /// The same paths as 8 lanes ([`Lanes`]' form), for a search that goes on without
+    /// symmetry of the start (the disk search).
+    fn lanes<R: Rules>(&self, rules: &R, c: R::Key, n: &Self::Count) -> Counts;
+}
+
+/// 8 path counts a position, one per symmetry: any start.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Lanes;
+
+impl Weights for Lanes {
+    type Count = Counts;
+    type Sum = Counts;
+
+    fn start<R: Rules>(&self, rules: &R, t: u8) -> Counts {
+        let mut one = [0u32; 8];
+        one[0] = 1;
+        rules.permute(&one, t)
+    }
+
+    #[inline(always)]
+    fn carry<R: Rules>(&self, rules: &R, n: &Counts, t: u8) -> Counts {
+        rules.permute(n, t)
+    }
+
+    #[inline(always)]
+    fn end(&self, sum: &mut Counts, n: &Counts, hashes: &Counts) {
+        mul_add(sum, n, hashes);
+    }
+
+    #[inline(always)]
+    fn paths(&self, n: &Counts) -> u32 {
+        n.iter().fold(0u32, |a, &x| a.wrapping_add(x))
+    }
+
+    fn answer(&self, sum: &Counts) -> u32 {
+        state::fold_lanes(sum)
+    }
+
+    fn boards<R: Rules>(&self, rules: &R, c: R::Key, n: &Counts) -> u64 {
+        rules.boards(c, n).into()
+    }
+
+    fn lanes<R: Rules>(&self, _rules: &R, _c: R::Key, n: &Counts) -> Counts {
+        *n
+    }
+}
+
+/// One `u64` mass a position (module docs): starts that every symmetry fixes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Orbits {
+    /// `log2 |G|`: the sums are `|G|` times the answer.
+    shift: u32,
+    /// `|G|`: lanes `0..symmetries` of the rules' hashes stand for the group.
+    symmetries: usize,
+}
+
+impl Orbits {
+    /// Orbit masses for a search from `start` under `rules`, when every symmetry fixes it.
+    pub(crate) fn of<R: Rules>(rules: &R, start: R::Key) -> Option<Orbits> {
+        let symmetries = rules.symmetries();
+        let images = rules.images(start);
+        (symmetries.is_power_of_two() && images[..symmetries].iter().all(|&i| i == start))
+            .then_some(Orbits { shift: symmetries.trailing_zeros(), symmetries })
+    }
+
+    /// The number of distinct boards in the orbit of `c`.
+    fn orbit<R: Rules>(&self, rules: &R, c: R::Key) -> (u64, [bool; 8]) {
+        let images = rules.images(c);
+        let mut first = [false; 8];
+        let mut n = 0;
+        for g in 0..self.symmetries {
+            if !images[..g].contains(&images[g]) {
+                first[g] = true;
+                n += 1;
+            }
+        }
+        (n, first)
+    }
+}
+
+impl Weights for Orbits {
+    type Count = u64;
+    type Sum = u64;
+
+    fn start<R: Rules>(&self, _rules: &R, _t: u8) -> u64 {
+        1
+    }
+
+    #[inline(always)]
+    fn carry<R: Rules>(&self, _rules: &R, n: &u64, _t: u8) -> u64 {
+        *n
+    }
+
+    #[inline(always)]
+    fn end(&self, sum: &mut u64, n: &u64, hashes: &Counts) {
+        let all: u64 = hashes[..self.symmetries].iter().map(|&h| u64::from(h)).sum();
+        *sum = sum.wrapping_add(n.wrapping_mul(all));
+    }
+
+    #[inline(always)]
+    fn paths(&self, n: &u64) -> u32 {
+        *n as u32
+    }
+
+    fn answer(&self, sum: &u64) -> u32 {
+        (sum >> self.shift) as u32 & HASH_MASK
+    }
+
+    fn boards<R: Rules>(&self, rules: &R, c: R::Key, n: &u64) -> u64 {
+        if *n == 0 {
+            0
+        } else {
+            self.orbit(rules, c).0
+        }
+    }
+
+    fn lanes<R: Rules>(&self, rules: &R, c: R::Key, n: &u64) -> Counts {
+        // Every board of the orbit is reached by mass / orbit size paths (exact: the mass is
+        // that many times the orbit size); one lane per distinct board carries them.
+        let (size, first) = self.orbit(rules, c);
+        let each = (n >> size.trailing_zeros()) as u32;
+        std::array::from_fn(|g| if first[g] { each } else { 0 })
+    }
+}

@@ -10,10 +10,15 @@
 //!    every chunk, in chunk order, permutes each record's parent counts by its symmetry and
 //!    merges them into its hash set. Shards are independent, so no lock is needed.
 //!
+//! On one thread (or a frontier too small to share out, [`PARALLEL_MIN`]) the two phases are
+//! one ([`direct`]): each successor goes straight into a single set, its slot prefetched a
+//! batch ahead, with no records written and read back.
+//!
 //! At the last depth nothing is generated: each position adds its counts times the summed
-//! hashes of its successors ([`Rules::successor_hashes`]). Chunks and shards depend only on
-//! the data, never on the thread count, and wrapping sums commute, so the answer (and every
-//! statistic) is the same for any number of threads.
+//! hashes of its successors ([`Rules::successor_hashes`]). The counts a position stands for
+//! are [`Weights`]: 8 lanes, or one orbit mass when every symmetry fixes the start. Chunks and
+//! shards depend only on the data, and wrapping sums commute, so the answer (and every
+//! statistic) is the same for any number of threads, whichever way a depth ran.
 
 use std::time::Instant;
 
@@ -56,7 +61,8 @@ pub struct DepthStats {
     pub expand_seconds: f64,
     /// Of which inserting the records into the new frontier.
     pub insert_seconds: f64,
-    /// Peak resident memory of the process so far, in bytes (Linux; 0 elsewhere).
+    /// Peak resident memory of the process so far, in bytes (Linux; 0 elsewhere), as last read:
+    /// it is read only after depths that took over a millisecond (0 until then).
     pub peak_memory: u64,
     /// Bytes written to disk at this depth (frontiers on disk and checkpoints only).
     pub bytes_written: u64,
@@ -240,8 +246,10 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         first.boards = config.count_boards.then_some(1);
         first.ended = state::fold_lanes(&ended);
         first.seconds = t0.elapsed().as_secs_f64();
-        first.peak_memory = peak_memory();
-        let mut peak = first.peak_memory;
+        // Reading /proc costs tens of microseconds, a good share of a small search: the peak is
+        // read only after depths that took over a millisecond (it cannot have moved much in
+        // the others), so a search that quick reports none.
+        let mut peak = 0;
         observe(&first);
         out.stats.push(first);
         add(&mut out.total, &ended);
@@ -287,9 +295,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             stats.seconds = t.elapsed().as_secs_f64();
             stats.expand_seconds = self.phase_seconds[0];
             stats.insert_seconds = self.phase_seconds[1];
-            // Reading /proc costs tens of microseconds: skip it for depths quicker than that
-            // matters (they cannot have moved the peak much).
-            if stats.seconds > 1e-3 || d == depth {
+            if stats.seconds > 1e-3 {
                 peak = peak_memory();
             }
             stats.peak_memory = peak;
@@ -393,7 +399,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     fn frontier_hashes(&mut self) -> W::Sum {
         self.plan_chunks();
         let (rules, weights, cur) = (self.rules, self.weights, &self.cur);
-        let parallel = self.cur.len() >= PARALLEL_MIN;
+        let parallel = self.parallel();
         for_each_mut(parallel, &mut self.chunks, |_, c| {
             c.acc = W::Sum::zero();
             let set = &cur.shards()[c.shard];
@@ -404,11 +410,16 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         self.chunks.iter().fold(W::Sum::zero(), |a, c| a.merge(c.acc))
     }
 
+    /// True when the current frontier is worth spreading over the thread pool.
+    fn parallel(&self) -> bool {
+        self.cur.len() >= PARALLEL_MIN && rayon::current_num_threads() > 1
+    }
+
     /// The last depth: every position's successors end their paths.
     fn last_depth(&mut self) -> W::Sum {
         self.plan_chunks();
         let (rules, weights, cur) = (self.rules, self.weights, &self.cur);
-        let parallel = cur.len() >= PARALLEL_MIN;
+        let parallel = self.parallel();
         for_each_mut(parallel, &mut self.chunks, |_, c| dispatch::last(rules, weights, cur, c));
         self.chunks.iter().fold(W::Sum::zero(), |a, c| a.merge(c.acc))
     }
@@ -420,16 +431,34 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let count_boards = self.count_boards;
         self.ended.clear_for(0);
         self.plan_chunks();
-        let shard_bits = shard_bits_for(self.cur.len());
+        let parallel = self.parallel();
+        // On one thread, the successors go straight into one set: no records, no shards.
+        let shard_bits = if parallel { shard_bits_for(self.cur.len()) } else { 0 };
         let expect = self.cur.len() as f64 * self.growth * 1.2 / (1u64 << shard_bits) as f64;
         self.next.resize_shards(shard_bits);
-        let parallel = self.cur.len() >= PARALLEL_MIN;
         for_each_mut(parallel, self.next.shards_mut(), |_, s| s.reset(shard_bits, expect as usize + 16));
         let (rules, weights, cur, next) = (self.rules, self.weights, &self.cur, &mut self.next);
         let (mut records, mut ended) = (0, W::Sum::zero());
+        if !parallel {
+            let t0 = Instant::now();
+            let set = next.shard_mut(0);
+            for c in self.chunks.iter_mut() {
+                records += dispatch::direct(rules, weights, cur, c, set, count_boards);
+                ended = ended.merge(c.acc);
+                stats.ended_paths = stats.ended_paths.wrapping_add(c.ended_paths);
+                let parents = &cur.shards()[c.shard].counts()[c.start..c.end];
+                for r in &c.full {
+                    self.ended.insert(
+                        r.key,
+                        &weights.carry(rules, &parents[(r.tag >> 3) as usize], (r.tag & 7) as u8),
+                    );
+                }
+            }
+            self.phase_seconds[0] = t0.elapsed().as_secs_f64();
+        }
         // A block of chunks is expanded, then inserted, before the next: the records in flight
         // (and the memory they need) stay bounded, and are still in cache when inserted.
-        for block in self.chunks.chunks_mut(BLOCK_CHUNKS) {
+        for block in self.chunks.chunks_mut(BLOCK_CHUNKS).filter(|_| parallel) {
             let t0 = Instant::now();
             for_each_mut(parallel, block, |_, c| {
                 dispatch::expand(rules, weights, cur, c, shard_bits, count_boards)
@@ -471,10 +500,12 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
 /// Below this many bytes a search is small: no /proc reads for its memory checks.
 const SMALL_BYTES: f64 = (16 << 20) as f64;
 
-/// Frontiers smaller than this are expanded on the calling thread: waking the pool's threads
-/// for every phase of every depth would cost more than they save (and small searches never
-/// start the pool at all). The work is split the same way either way.
-const PARALLEL_MIN: usize = 1 << 12;
+/// Frontiers smaller than this are expanded on the calling thread, straight into one set
+/// ([`direct`]): waking the pool's threads for every phase of every depth would cost more
+/// than they save (and small searches never start the pool at all). Larger ones go through
+/// records and shards. Every sum is a wrapping one, so both ways give the same answers and
+/// statistics (a test checks it).
+const PARALLEL_MIN: usize = 1 << 15;
 
 /// Calls `f(index, item)` on every item: on the thread pool when `parallel` and there is more
 /// than one item, else on the calling thread, in order.
@@ -541,6 +572,56 @@ pub(crate) fn expand<R: Rules, W: Weights>(
     }
     c.acc = acc;
     c.ended_paths = paths;
+}
+
+/// Successors inserted (with their counts) in a batch: their slots are prefetched as they are
+/// made, and have arrived by the time the batch is inserted.
+const DIRECT_BATCH: usize = 192;
+
+/// Expands one chunk straight into the next frontier's only set (the one-thread path): full
+/// successors into `c.acc` (and `c.full` when counting boards), the others canonicalised and
+/// inserted in batches. Returns the number of successors inserted.
+#[inline(always)]
+pub(crate) fn direct<R: Rules, W: Weights>(
+    rules: &R,
+    weights: W,
+    cur: &Frontier<R::Key, W::Count>,
+    c: &mut Chunk<R::Key, W::Sum>,
+    set: &mut frontier::CountSet<R::Key, W::Count>,
+    count_boards: bool,
+) -> usize {
+    let shard = &cur.shards()[c.shard];
+    c.succ.resize(R::BUFFER, R::Key::ZERO);
+    c.full.clear();
+    let mut batch: Vec<(R::Key, W::Count)> = Vec::with_capacity(DIRECT_BATCH + R::BUFFER);
+    let (mut acc, mut paths, mut records) = (W::Sum::zero(), 0u32, 0);
+    for (i, (&k, n)) in shard.keys()[c.start..c.end].iter().zip(&shard.counts()[c.start..c.end]).enumerate() {
+        let n_succ = rules.successors_into(k, &mut c.succ);
+        for &s in &c.succ[..n_succ] {
+            if rules.is_full(s) {
+                weights.end(&mut acc, n, &rules.hashes(s));
+                paths = paths.wrapping_add(weights.paths(n));
+                if count_boards {
+                    let (key, t) = rules.canonical(s);
+                    c.full.push(Record { key, tag: (i as u32) << 3 | t as u32 });
+                }
+            } else {
+                let (key, t) = rules.canonical(s);
+                set.prefetch(&key);
+                batch.push((key, weights.carry(rules, n, t)));
+            }
+        }
+        if batch.len() >= DIRECT_BATCH {
+            records += batch.len();
+            set.insert_many(&batch, |r| r.0, |r| r.1);
+            batch.clear();
+        }
+    }
+    records += batch.len();
+    set.insert_many(&batch, |r| r.0, |r| r.1);
+    c.acc = acc;
+    c.ended_paths = paths;
+    records
 }
 
 /// Fills next shard `s` from every chunk's records for it, in chunk order.

@@ -159,6 +159,36 @@ fn all_depths_match_separate_runs() {
     }
 }
 
+/// Frontiers past the parallel threshold: one thread inserts straight into one set, several
+/// go through records and shards. Both must agree at every depth, in every statistic, for
+/// starts with and without symmetry.
+#[test]
+fn one_thread_and_sharded_paths_agree() {
+    for (seed, depth) in [(1u64, 10u32), (7, 11), (12, 10)] {
+        let mut cells = boards::random(4, 4, seed, 6);
+        if seed == 12 {
+            cells = boards::symmetric(4, 4, &cells);
+        }
+        let board = Board::new(Shape::new(4, 4).unwrap(), cells).unwrap();
+        let run = |threads| {
+            let o = Options {
+                threads: Some(threads),
+                all_depths: true,
+                count_boards: true,
+                ..Options::default()
+            };
+            solve(&board, depth, &o).unwrap()
+        };
+        let (one, two) = (run(1), run(2));
+        assert!(one.stats.iter().any(|s| s.states >= 1 << 15), "seed {seed}: frontier too small to shard");
+        assert_eq!(one.answers, two.answers, "seed {seed}");
+        let key = |a: &solver::Answer| -> Vec<(u64, Option<u64>, u64, u32, u32)> {
+            a.stats.iter().map(|s| (s.states, s.boards, s.records, s.ended_paths, s.ended)).collect()
+        };
+        assert_eq!(key(&one), key(&two), "seed {seed}");
+    }
+}
+
 #[test]
 fn answer_does_not_depend_on_thread_count() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures");

@@ -196,7 +196,7 @@ pub(crate) struct Outcome {
     /// Per-depth statistics, depth 0 first.
     pub stats: Vec<DepthStats>,
     /// Set when the run stopped at this depth because the next frontier would not fit in
-    /// [`RunConfig::spill_at`]; the frontier of that depth is still in the search.
+    /// [`RunConfig::spill`]; the frontier of that depth is still in the search.
     pub handover: Option<u32>,
 }
 

@@ -1,6 +1,7 @@
 //! Growable arrays of plain data in anonymous memory maps.
 
 use std::marker::PhantomData;
+use std::ptr::NonNull;
 
 use bytemuck::Pod;
 use memmap2::{MmapMut, MmapOptions};
@@ -18,6 +19,9 @@ pub const DEFAULT_RESERVE_BYTES: usize = 256 << 20;
 #[derive(Debug)]
 pub struct MmapArray<T: Pod> {
     map: Option<MmapMut>,
+    /// The start of `map` (dangling while there is none): kept so that a slice of the
+    /// elements costs no conversion (hot loops take one per element).
+    ptr: NonNull<T>,
     len: usize,
     /// Elements below this have been pre-faulted (or written) in the current map.
     populated: usize,
@@ -30,7 +34,7 @@ impl<T: Pod> MmapArray<T> {
     /// # Panics
     /// If the operating system refuses the mapping (out of address space).
     pub fn zeroed(len: usize) -> MmapArray<T> {
-        let mut a = MmapArray { map: None, len: 0, populated: 0, _t: PhantomData };
+        let mut a = MmapArray { map: None, ptr: NonNull::dangling(), len: 0, populated: 0, _t: PhantomData };
         a.resize(len);
         a
     }
@@ -56,6 +60,8 @@ impl<T: Pod> MmapArray<T> {
                 let live = self.len * size;
                 map[..live].copy_from_slice(&old[..live]);
             }
+            assert!(map.as_ptr() as usize % std::mem::align_of::<T>() == 0, "maps are page-aligned");
+            self.ptr = NonNull::new(map.as_mut_ptr().cast::<T>()).expect("a map is never at address 0");
             self.map = Some(map);
             self.populated = self.len;
         }
@@ -96,22 +102,28 @@ impl<T: Pod> MmapArray<T> {
     }
 
     /// The elements.
+    #[inline(always)]
     pub fn as_slice(&self) -> &[T] {
-        match &self.map {
-            // Page-aligned maps satisfy any `T`'s alignment; bytemuck checks it anyway.
-            Some(m) => bytemuck::cast_slice(&m[..self.len * std::mem::size_of::<T>()]),
-            None => &[],
-        }
+        // SAFETY: `ptr` is the start of `map` and aligned for `T` (checked when mapped), or
+        // dangling (and aligned) with `len == 0`; the map holds at least `len` elements (see
+        // `resize`), all initialised (anonymous maps start zeroed, and any bytes are a valid
+        // `T: Pod`); the borrow of `self` keeps the map alive and unchanged.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
     /// The elements, mutably.
+    #[inline(always)]
     pub fn as_mut_slice(&mut self) -> &mut [T] {
-        match &mut self.map {
-            Some(m) => bytemuck::cast_slice_mut(&mut m[..self.len * std::mem::size_of::<T>()]),
-            None => &mut [],
-        }
+        // SAFETY: as in `as_slice`; the mutable borrow of `self` makes this the only access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 }
+
+// SAFETY: the array owns its map (like a `Vec<T>` its buffer); `ptr` is only dereferenced
+// through `&self` or `&mut self`, so sending or sharing the array is as safe as for `T`.
+unsafe impl<T: Pod + Send> Send for MmapArray<T> {}
+// SAFETY: as above.
+unsafe impl<T: Pod + Sync> Sync for MmapArray<T> {}
 
 #[cfg(test)]
 mod tests {

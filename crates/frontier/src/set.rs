@@ -106,7 +106,13 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
     /// Hints the CPU to fetch the table slot where `key` would go.
     #[inline(always)]
     pub fn prefetch(&self, key: &K) {
-        prefetch(&self.table.as_slice()[self.slot(key)]);
+        self.prefetch_hash(key_hash(key));
+    }
+
+    /// [`CountSet::prefetch`] for a key whose [`key_hash`] is `hash`.
+    #[inline(always)]
+    pub fn prefetch_hash(&self, hash: u64) {
+        prefetch(&self.table.as_slice()[((hash << self.shift) >> (64 - self.bits)) as usize]);
     }
 
     /// Adds `add` to the counts of `key`, inserting it (with `add`) if absent.
@@ -120,6 +126,31 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
     /// [`CountSet::insert`] on each, faster.
     #[inline(always)]
     pub fn insert_many<T>(&mut self, items: &[T], key: impl Fn(&T) -> K, counts: impl Fn(&T) -> C) {
+        self.insert_all::<T, true>(items, &|t| key_hash(&key(t)), &key, &counts);
+    }
+
+    /// Inserts every item of `items`, whose keys' [`key_hash`] `hash` gives and whose slots
+    /// the caller has prefetched already ([`CountSet::prefetch_hash`]): the same as
+    /// [`CountSet::insert_many`] without hashing any key again.
+    #[inline(always)]
+    pub fn insert_prefetched<T>(
+        &mut self,
+        items: &[T],
+        hash: impl Fn(&T) -> u64,
+        key: impl Fn(&T) -> K,
+        counts: impl Fn(&T) -> C,
+    ) {
+        self.insert_all::<T, false>(items, &hash, &key, &counts);
+    }
+
+    #[inline(always)]
+    fn insert_all<T, const PREFETCH: bool>(
+        &mut self,
+        items: &[T],
+        hash: &impl Fn(&T) -> u64,
+        key: &impl Fn(&T) -> K,
+        counts: &impl Fn(&T) -> C,
+    ) {
         let mut rest = items;
         while !rest.is_empty() {
             // A piece that cannot outgrow the table: each item adds at most one key.
@@ -129,27 +160,36 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
                 room = self.capacity() / 2 - self.len;
             }
             let (piece, tail) = rest.split_at(room.min(rest.len()));
-            self.insert_piece(piece, &key, &counts);
+            self.insert_piece::<T, PREFETCH>(piece, hash, key, counts);
             rest = tail;
         }
     }
 
     /// Inserts `piece`, which has at most `capacity / 2 - len` items.
     #[inline(always)]
-    fn insert_piece<T>(&mut self, piece: &[T], key: &impl Fn(&T) -> K, counts: &impl Fn(&T) -> C) {
+    fn insert_piece<T, const PREFETCH: bool>(
+        &mut self,
+        piece: &[T],
+        hash: &impl Fn(&T) -> u64,
+        key: &impl Fn(&T) -> K,
+        counts: &impl Fn(&T) -> C,
+    ) {
         let (bits, shift) = (self.bits, self.shift);
-        let slot = |k: &K| ((key_hash(k) << shift) >> (64 - bits)) as usize;
+        let slot = |h: u64| ((h << shift) >> (64 - bits)) as usize;
         let mask = self.capacity() - 1;
         let table = self.table.as_mut_slice();
         let keys = self.keys.as_mut_slice();
         let all_counts = self.counts.as_mut_slice();
         let mut len = self.len;
         for (j, item) in piece.iter().enumerate() {
-            if let Some(ahead) = piece.get(j + PREFETCH_DISTANCE) {
-                prefetch(&table[slot(&key(ahead))]);
+            if PREFETCH {
+                if let Some(ahead) = piece.get(j + PREFETCH_DISTANCE) {
+                    prefetch(&table[slot(hash(ahead))]);
+                }
             }
+            let h = hash(item);
             let k = key(item);
-            let mut i = slot(&k);
+            let mut i = slot(h);
             // Probe until an empty slot or the key: the first slot, almost always (load <= 1/2).
             while table[i] != 0 && keys[table[i] as usize - 1] != k {
                 i = (i + 1) & mask;

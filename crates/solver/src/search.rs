@@ -593,7 +593,10 @@ pub(crate) fn direct<R: Rules, W: Weights>(
     let shard = &cur.shards()[c.shard];
     c.succ.resize(R::BUFFER, R::Key::ZERO);
     c.full.clear();
-    let mut batch: Vec<(R::Key, W::Count)> = Vec::with_capacity(DIRECT_BATCH + R::BUFFER);
+    let mut batch: Vec<(u64, R::Key, W::Count)> = Vec::with_capacity(DIRECT_BATCH + R::BUFFER);
+    let insert = |set: &mut frontier::CountSet<R::Key, W::Count>, batch: &[(u64, R::Key, W::Count)]| {
+        set.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
+    };
     let (mut acc, mut paths, mut records) = (W::Sum::zero(), 0u32, 0);
     for (i, (&k, n)) in shard.keys()[c.start..c.end].iter().zip(&shard.counts()[c.start..c.end]).enumerate() {
         let n_succ = rules.successors_into(k, &mut c.succ);
@@ -607,18 +610,19 @@ pub(crate) fn direct<R: Rules, W: Weights>(
                 }
             } else {
                 let (key, t) = rules.canonical(s);
-                set.prefetch(&key);
-                batch.push((key, weights.carry(rules, n, t)));
+                let hash = frontier::key_hash(&key);
+                set.prefetch_hash(hash);
+                batch.push((hash, key, weights.carry(rules, n, t)));
             }
         }
         if batch.len() >= DIRECT_BATCH {
             records += batch.len();
-            set.insert_many(&batch, |r| r.0, |r| r.1);
+            insert(set, &batch);
             batch.clear();
         }
     }
     records += batch.len();
-    set.insert_many(&batch, |r| r.0, |r| r.1);
+    insert(set, &batch);
     c.acc = acc;
     c.ended_paths = paths;
     records

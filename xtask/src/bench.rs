@@ -145,6 +145,11 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
             .against_oracle()
             .expect("689363388"),
         Workload::one("empty3x3-d40 (vs 1 thread)", empty3).against(&["--threads", "1"]),
+        Workload::one("empty3x3-d40-1thread (vs 8 lanes)", empty3).args(&["--threads", "1"]).against(&[
+            "--threads",
+            "1",
+            "--lanes",
+        ]),
         Workload::one("random5x5-d8", random5).general(),
         Workload::one("random5x5-d8 (vs 1 thread)", random5).against(&["--threads", "1"]),
         Workload::one("empty4x4-d18 --memory-limit 64M (vs in memory)", empty4_18)

@@ -30,6 +30,10 @@ pub struct Args {
     /// Do not reduce by symmetry (slower; for cross-checks).
     #[arg(long)]
     pub no_symmetry: bool,
+    /// Keep 8 path counts a position even when every symmetry fixes the start board (which
+    /// otherwise needs one): slower; for cross-checks and comparisons.
+    #[arg(long)]
+    pub lanes: bool,
     /// Print the answer at every depth from 0 to DEPTH, one `depth answer` line each.
     #[arg(long)]
     pub all_depths: bool,
@@ -147,6 +151,7 @@ pub fn run(args: &Args) -> Result<String, (u8, String)> {
         backend,
         general: args.general,
         no_symmetry: args.no_symmetry,
+        lanes: args.lanes,
         all_depths: args.all_depths,
         count_boards: args.stats,
         memory_limit: args.memory_limit,

@@ -10,7 +10,8 @@
 //!   [`Answer`] out.
 //! * [`parse`]: the text format (the depth on the first line, then one board row a line).
 //! * The search (one breadth-first pass a depth over symmetry-canonical positions with one
-//!   path count per symmetry) runs on rayon; the answer never depends on the thread count.
+//!   path count per symmetry, or one orbit mass when every symmetry fixes the start board)
+//!   runs on rayon; the answer never depends on the thread count.
 //! * The 3x3 board takes a fast path ([`state::Ring3`], SIMD canonicalisation); every other
 //!   shape up to 64 cells takes the general one ([`state::Grid`]).
 //!
@@ -53,6 +54,9 @@ pub struct Options {
     pub general: bool,
     /// Store every board as itself (no canonicalisation): slower, for cross-checks.
     pub no_symmetry: bool,
+    /// Keep 8 path counts a position (one per symmetry) even when every symmetry fixes the
+    /// start, where one orbit mass would do: slower, for cross-checks and comparisons.
+    pub lanes: bool,
     /// Also compute the answer at every depth `0..=depth`.
     pub all_depths: bool,
     /// Count the distinct boards at every depth ([`DepthStats::boards`]): keeps a set of the
@@ -233,7 +237,8 @@ fn run_rules<R: Rules>(
         return disk::run(&job(config), observe);
     }
     // A start that every symmetry fixes needs one count a position (see `weights`).
-    match weights::Orbits::of(rules, rules.pack(board.cells())) {
+    let orbits = weights::Orbits::of(rules, rules.pack(board.cells())).filter(|_| !options.lanes);
+    match orbits {
         Some(orbits) => in_memory(search::Search::new(rules, orbits), board, depth, config, observe, job),
         None => in_memory(search::Search::new(rules, weights::Lanes), board, depth, config, observe, job),
     }

@@ -29,6 +29,8 @@ fn all_paths() -> Vec<Options> {
         Options::default(),
         Options { general: true, ..Options::default() },
         Options { no_symmetry: true, ..Options::default() },
+        // Symmetric starts: 8 lanes instead of one orbit mass.
+        Options { lanes: true, threads: Some(2), ..Options::default() },
         Options { backend: Some(Level::Portable), threads: Some(1), ..Options::default() },
     ];
     if Level::Avx2.is_available() {

@@ -581,6 +581,9 @@ const DIRECT_BATCH: usize = 192;
 /// Expands one chunk straight into the next frontier's only set (the one-thread path): full
 /// successors into `c.acc` (and `c.full` when counting boards), the others canonicalised and
 /// inserted in batches. Returns the number of successors inserted.
+///
+/// Its successor loop repeats [`expand`]'s on purpose: one loop generic over what happens to
+/// a successor (closures over a sink) measured 2-5% slower on this path.
 #[inline(always)]
 pub(crate) fn direct<R: Rules, W: Weights>(
     rules: &R,

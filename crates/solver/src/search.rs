@@ -433,7 +433,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         self.plan_chunks();
         let parallel = self.parallel();
         // On one thread, the successors go straight into one set: no records, no shards.
-        let shard_bits = if parallel { shard_bits_for(self.cur.len()) } else { 0 };
+        let position = std::mem::size_of::<R::Key>() + std::mem::size_of::<W::Count>() + 8;
+        let threads = rayon::current_num_threads();
+        let shard_bits = if parallel { shard_bits_for(self.cur.len(), position, threads) } else { 0 };
         let expect = self.cur.len() as f64 * self.growth * 1.2 / (1u64 << shard_bits) as f64;
         self.next.resize_shards(shard_bits);
         for_each_mut(parallel, self.next.shards_mut(), |_, s| s.reset(shard_bits, expect as usize + 16));
@@ -517,15 +519,25 @@ fn for_each_mut<T: Send>(parallel: bool, items: &mut [T], f: impl Fn(usize, &mut
     }
 }
 
-/// Shards for a next frontier grown from `len` positions: a few thousand positions a shard,
-/// so that the shard being filled stays in cache, at most 2^12 shards.
-fn shard_bits_for(len: usize) -> u32 {
+/// Shards for a next frontier grown from `len` positions of `bytes` each (key, counts and
+/// table slots), on `threads` threads: one a thread while a thread's share fits in a core's
+/// cache ([`SHARE_BYTES`]: each thread then expands into as few buckets as possible and
+/// inserts one shard); beyond that, a few thousand positions a shard, so that the shard being
+/// filled stays in cache, at most 2^12 shards.
+fn shard_bits_for(len: usize, bytes: usize, threads: usize) -> u32 {
+    let least = threads.next_power_of_two().trailing_zeros();
+    if len / threads.max(1) * bytes <= SHARE_BYTES {
+        return least;
+    }
     let mut bits = 0;
     while bits < 12 && (len >> bits) > 16384 {
         bits += 1;
     }
-    bits
+    bits.max(least)
 }
+
+/// A thread's share of the next frontier that still counts as small: about a core's L2.
+const SHARE_BYTES: usize = 2 << 20;
 
 pub(crate) fn add(a: &mut Counts, b: &Counts) {
     for g in 0..8 {

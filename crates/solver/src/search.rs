@@ -433,9 +433,10 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         self.plan_chunks();
         let parallel = self.parallel();
         // On one thread, the successors go straight into one set: no records, no shards.
+        // (Asking rayon for its thread count starts the pool: only for a parallel depth.)
         let position = std::mem::size_of::<R::Key>() + std::mem::size_of::<W::Count>() + 8;
-        let threads = rayon::current_num_threads();
-        let shard_bits = if parallel { shard_bits_for(self.cur.len(), position, threads) } else { 0 };
+        let shard_bits =
+            if parallel { shard_bits_for(self.cur.len(), position, rayon::current_num_threads()) } else { 0 };
         let expect = self.cur.len() as f64 * self.growth * 1.2 / (1u64 << shard_bits) as f64;
         self.next.resize_shards(shard_bits);
         for_each_mut(parallel, self.next.shards_mut(), |_, s| s.reset(shard_bits, expect as usize + 16));

@@ -100,7 +100,7 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
 
     #[inline(always)]
     fn slot(&self, key: &K) -> usize {
-        ((key_hash(key) << self.shift) >> (64 - self.bits)) as usize
+        slot_of(key_hash(key), self.shift, self.bits)
     }
 
     /// Hints the CPU to fetch the table slot where `key` would go.
@@ -112,7 +112,7 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
     /// [`CountSet::prefetch`] for a key whose [`key_hash`] is `hash`.
     #[inline(always)]
     pub fn prefetch_hash(&self, hash: u64) {
-        prefetch(&self.table.as_slice()[((hash << self.shift) >> (64 - self.bits)) as usize]);
+        prefetch(&self.table.as_slice()[slot_of(hash, self.shift, self.bits)]);
     }
 
     /// Adds `add` to the counts of `key`, inserting it (with `add`) if absent.
@@ -175,7 +175,7 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         counts: &impl Fn(&T) -> C,
     ) {
         let (bits, shift) = (self.bits, self.shift);
-        let slot = |h: u64| ((h << shift) >> (64 - bits)) as usize;
+        let slot = |h: u64| slot_of(h, shift, bits);
         let mask = self.capacity() - 1;
         let table = self.table.as_mut_slice();
         let keys = self.keys.as_mut_slice();
@@ -253,6 +253,13 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
     pub fn iter(&self) -> impl Iterator<Item = (&K, &C)> + '_ {
         self.keys().iter().zip(self.counts())
     }
+}
+
+/// The slot of a key whose hash is `hash` in a table of `2^bits` slots that takes its slot
+/// bits below the top `shift` bits of the hash (those choose the shard).
+#[inline(always)]
+fn slot_of(hash: u64, shift: u32, bits: u32) -> usize {
+    ((hash << shift) >> (64 - bits)) as usize
 }
 
 #[cfg(test)]

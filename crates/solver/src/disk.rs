@@ -19,7 +19,8 @@ use frontier::{shard_of, CountSet};
 use rayon::prelude::*;
 use state::{mul_add, Board, Counts, PackedKey, Rules};
 
-use crate::search::{add, peak_memory, DepthStats, Outcome, RunConfig};
+use crate::search::{add, own_hash, peak_memory, DepthStats, Outcome, RunConfig};
+use crate::weights::{Lanes, Weights};
 
 /// Where and how a disk search runs.
 #[derive(Clone, Debug, Default)]
@@ -272,13 +273,10 @@ pub(crate) fn run<R: Rules>(job: &Job<'_, R>, observe: &mut dyn FnMut(&DepthStat
             std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
             let mut w = RecordWriter::<R::Key, 8>::create(&part_file(&dir, 0), 4096)?;
             if depth == 0 || rules.is_full(s) {
-                ended = rules.hashes(s);
-                ended[1..].fill(0);
+                ended = own_hash(rules, s);
             } else {
                 let (c, t) = rules.canonical(s);
-                let mut one = [0u32; 8];
-                one[0] = 1;
-                w.push(&c, &rules.permute(&one, t))?;
+                w.push(&c, &Lanes.start(rules, t))?;
             }
             let states = w.records();
             w.finish(disk.checkpoint.is_some())?;
@@ -596,8 +594,8 @@ pub(crate) fn expand_piece<R: Rules>(rules: &R, positions: &[(R::Key, Counts)], 
         let m = rules.successors_into(k, &mut succ);
         for &s in &succ[..m] {
             if rules.is_full(s) {
-                mul_add(&mut p.acc, n, &rules.hashes(s));
-                p.paths = n.iter().fold(p.paths, |a, &x| a.wrapping_add(x));
+                Lanes.end(&mut p.acc, n, &rules.hashes(s));
+                p.paths = p.paths.wrapping_add(Lanes.paths(n));
             } else {
                 let (key, t) = rules.canonical(s);
                 p.records.push((shard_of(&key, bits) as u32, key, rules.permute(n, t)));
@@ -612,7 +610,7 @@ pub(crate) fn expand_piece<R: Rules>(rules: &R, positions: &[(R::Key, Counts)], 
 pub(crate) fn last_block<R: Rules>(rules: &R, positions: &[(R::Key, Counts)]) -> Counts {
     let mut acc = [0u32; 8];
     for (k, n) in positions {
-        mul_add(&mut acc, n, &rules.successor_hashes(*k));
+        Lanes.end(&mut acc, n, &rules.successor_hashes(*k));
     }
     acc
 }

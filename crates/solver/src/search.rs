@@ -79,6 +79,20 @@ pub(crate) struct Record<K> {
     tag: u32,
 }
 
+impl<K> Record<K> {
+    #[inline(always)]
+    fn new(key: K, parent: usize, t: u8) -> Self {
+        Record { key, tag: (parent as u32) << 3 | t as u32 }
+    }
+
+    /// The counts it brings: its parent's (in `parents`, the positions of its chunk), carried
+    /// through the symmetry that canonicalised it.
+    #[inline(always)]
+    fn counts<R: Rules<Key = K>, W: Weights>(&self, rules: &R, weights: W, parents: &[W::Count]) -> W::Count {
+        weights.carry(rules, &parents[(self.tag >> 3) as usize], (self.tag & 7) as u8)
+    }
+}
+
 /// A piece of the current frontier, one shard's positions `start..end`, and what expanding it
 /// produced (`S`: the weights' sum of ended paths).
 #[derive(Debug)]
@@ -233,9 +247,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let mut ended = [0u32; 8];
         let mut first = DepthStats { depth: 0, records: 1, ..DepthStats::default() };
         if depth == 0 || rules.is_full(s) {
-            // The board itself ends every path.
-            ended = rules.hashes(s);
-            ended[1..].fill(0);
+            ended = own_hash(rules, s);
             first.ended_paths = u32::from(rules.is_full(s));
         } else {
             let (c, t) = rules.canonical(s);
@@ -442,49 +454,43 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         for_each_mut(parallel, self.next.shards_mut(), |_, s| s.reset(shard_bits, expect as usize + 16));
         let (rules, weights, cur, next) = (self.rules, self.weights, &self.cur, &mut self.next);
         let (mut records, mut ended) = (0, W::Sum::zero());
-        if !parallel {
+        // What an expanded chunk found besides the successors it stored or bucketed.
+        let mut gather = |c: &Chunk<R::Key, W::Sum>, ended_set: &mut frontier::CountSet<R::Key, W::Count>| {
+            ended = ended.merge(c.acc);
+            stats.ended_paths = stats.ended_paths.wrapping_add(c.ended_paths);
+            let parents = &cur.shards()[c.shard].counts()[c.start..c.end];
+            for r in &c.full {
+                ended_set.insert(r.key, &r.counts(rules, weights, parents));
+            }
+        };
+        if parallel {
+            // A block of chunks is expanded, then inserted, before the next: the records in
+            // flight (and the memory they need) stay bounded.
+            for block in self.chunks.chunks_mut(BLOCK_CHUNKS) {
+                let t0 = Instant::now();
+                for_each_mut(parallel, block, |_, c| {
+                    dispatch::expand(rules, weights, cur, c, shard_bits, count_boards)
+                });
+                let t1 = Instant::now();
+                for c in block.iter() {
+                    records += c.records();
+                    gather(c, &mut self.ended);
+                }
+                let block = &*block;
+                for_each_mut(parallel, next.shards_mut(), |s, set| {
+                    dispatch::insert(rules, weights, cur, block, s, set)
+                });
+                self.phase_seconds[0] += (t1 - t0).as_secs_f64();
+                self.phase_seconds[1] += t1.elapsed().as_secs_f64();
+            }
+        } else {
             let t0 = Instant::now();
             let set = next.shard_mut(0);
             for c in self.chunks.iter_mut() {
                 records += dispatch::direct(rules, weights, cur, c, set, count_boards);
-                ended = ended.merge(c.acc);
-                stats.ended_paths = stats.ended_paths.wrapping_add(c.ended_paths);
-                let parents = &cur.shards()[c.shard].counts()[c.start..c.end];
-                for r in &c.full {
-                    self.ended.insert(
-                        r.key,
-                        &weights.carry(rules, &parents[(r.tag >> 3) as usize], (r.tag & 7) as u8),
-                    );
-                }
+                gather(c, &mut self.ended);
             }
             self.phase_seconds[0] = t0.elapsed().as_secs_f64();
-        }
-        // A block of chunks is expanded, then inserted, before the next: the records in flight
-        // (and the memory they need) stay bounded, and are still in cache when inserted.
-        for block in self.chunks.chunks_mut(BLOCK_CHUNKS).filter(|_| parallel) {
-            let t0 = Instant::now();
-            for_each_mut(parallel, block, |_, c| {
-                dispatch::expand(rules, weights, cur, c, shard_bits, count_boards)
-            });
-            let t1 = Instant::now();
-            for c in block.iter() {
-                records += c.records();
-                ended = ended.merge(c.acc);
-                stats.ended_paths = stats.ended_paths.wrapping_add(c.ended_paths);
-                let parents = &cur.shards()[c.shard].counts()[c.start..c.end];
-                for r in &c.full {
-                    self.ended.insert(
-                        r.key,
-                        &weights.carry(rules, &parents[(r.tag >> 3) as usize], (r.tag & 7) as u8),
-                    );
-                }
-            }
-            let block = &*block;
-            for_each_mut(parallel, next.shards_mut(), |s, set| {
-                dispatch::insert(rules, weights, cur, block, s, set)
-            });
-            self.phase_seconds[0] += (t1 - t0).as_secs_f64();
-            self.phase_seconds[1] += t1.elapsed().as_secs_f64();
         }
         let states = self.next.len();
         if count_boards {
@@ -540,6 +546,13 @@ fn shard_bits_for(len: usize, bytes: usize, threads: usize) -> u32 {
 /// A thread's share of the next frontier that still counts as small: about a core's L2.
 const SHARE_BYTES: usize = 2 << 20;
 
+/// The hash of a start board that ends every path itself (depth 0, or full), as lanes.
+pub(crate) fn own_hash<R: Rules>(rules: &R, s: R::Key) -> Counts {
+    let mut lanes = [0; 8];
+    lanes[0] = rules.hashes(s)[0];
+    lanes
+}
+
 pub(crate) fn add(a: &mut Counts, b: &Counts) {
     for g in 0..8 {
         a[g] = a[g].wrapping_add(b[g]);
@@ -575,11 +588,11 @@ pub(crate) fn expand<R: Rules, W: Weights>(
                 paths = paths.wrapping_add(weights.paths(n));
                 if count_boards {
                     let (key, t) = rules.canonical(s);
-                    c.full.push(Record { key, tag: (i as u32) << 3 | t as u32 });
+                    c.full.push(Record::new(key, i, t));
                 }
             } else {
                 let (key, t) = rules.canonical(s);
-                c.buckets[shard_of(&key, shard_bits)].push(Record { key, tag: (i as u32) << 3 | t as u32 });
+                c.buckets[shard_of(&key, shard_bits)].push(Record::new(key, i, t));
             }
         }
     }
@@ -622,7 +635,7 @@ pub(crate) fn direct<R: Rules, W: Weights>(
                 paths = paths.wrapping_add(weights.paths(n));
                 if count_boards {
                     let (key, t) = rules.canonical(s);
-                    c.full.push(Record { key, tag: (i as u32) << 3 | t as u32 });
+                    c.full.push(Record::new(key, i, t));
                 }
             } else {
                 let (key, t) = rules.canonical(s);
@@ -656,11 +669,7 @@ pub(crate) fn insert<R: Rules, W: Weights>(
 ) {
     for c in chunks {
         let parents = &cur.shards()[c.shard].counts()[c.start..c.end];
-        set.insert_many(
-            c.bucket(s),
-            |r| r.key,
-            |r| weights.carry(rules, &parents[(r.tag >> 3) as usize], (r.tag & 7) as u8),
-        );
+        set.insert_many(c.bucket(s), |r| r.key, |r| r.counts(rules, weights, parents));
     }
 }
 

@@ -14,13 +14,22 @@ const MIN_SLOTS: usize = 16;
 /// How many items ahead [`CountSet::insert_many`] prefetches table slots.
 const PREFETCH_DISTANCE: usize = 8;
 
+/// Table slots a key: the load factor stays at or below `1 / SLOTS_PER_KEY`.
+const SLOTS_PER_KEY: usize = 4;
+
 /// An open-addressing hash set of keys with [`Tally`] payloads (lanes of wrapping counters,
 /// say), merged by [`Tally::merge`] when a key is inserted again.
 ///
-/// * Keys and payloads are *dense*, in insertion order, in two [`MmapArray`]s; the table is a
-///   power-of-two array of `u32` slots holding `index + 1` (0 marks an empty slot, so a fresh
-///   map is an empty table), probed linearly.
-/// * The table's load factor stays at or below 1/2: probes are short and always end.
+/// * Keys and payloads are *dense*, in insertion order, in two [`MmapArray`]s whose element 0
+///   is not a key: the `n`th key inserted is element `n + 1`. The table is a power-of-two array
+///   of `u32` slots holding element numbers (0 marks an empty slot, so a fresh map is an empty
+///   table), probed linearly.
+/// * Element 0 of the keys is the probe's sentinel: an insertion writes its key there first,
+///   so that an empty slot and the key's own slot end the probe loop on the same comparison
+///   (one branch, taken only on a collision, instead of a found-or-empty branch that the CPU
+///   would mispredict for a good share of the inserts).
+/// * The table's load factor stays at or below `1 / SLOTS_PER_KEY` (1/4): probes are short
+///   and always end.
 /// * Which slot a key lands in is decided by the bits below the top `shift` bits of its hash;
 ///   the top bits are left to choose the shard (see [`crate::Frontier`]).
 /// * Insertion order decides the dense order: the same inserts in the same order give the same
@@ -60,7 +69,7 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         self.len == 0
     }
 
-    /// Number of table slots (twice the keys it holds before growing).
+    /// Number of table slots (`SLOTS_PER_KEY` times the keys it holds before growing).
     pub fn capacity(&self) -> usize {
         1 << self.bits
     }
@@ -74,7 +83,7 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
 
     /// Empties the set, keeping room for at least `keys` keys without growing.
     pub fn clear_for(&mut self, keys: usize) {
-        let want = (2 * keys).next_power_of_two().max(MIN_SLOTS);
+        let want = (SLOTS_PER_KEY * keys).next_power_of_two().max(MIN_SLOTS);
         if want > self.capacity() || want < self.capacity() / 4 {
             // Shrinking too, when much smaller: a smaller table is faster to clear and probe.
             self.len = 0;
@@ -94,8 +103,9 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         self.table.resize(slots);
         self.table.as_mut_slice().fill(0);
         self.bits = slots.trailing_zeros();
-        self.keys.resize(slots / 2);
-        self.counts.resize(slots / 2);
+        // Element 0 is the sentinel (keys) or unused (counts).
+        self.keys.resize(slots / SLOTS_PER_KEY + 1);
+        self.counts.resize(slots / SLOTS_PER_KEY + 1);
     }
 
     #[inline(always)]
@@ -154,10 +164,10 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         let mut rest = items;
         while !rest.is_empty() {
             // A piece that cannot outgrow the table: each item adds at most one key.
-            let mut room = self.capacity() / 2 - self.len;
+            let mut room = self.capacity() / SLOTS_PER_KEY - self.len;
             if room == 0 {
                 self.grow();
-                room = self.capacity() / 2 - self.len;
+                room = self.capacity() / SLOTS_PER_KEY - self.len;
             }
             let (piece, tail) = rest.split_at(room.min(rest.len()));
             self.insert_piece::<T, PREFETCH>(piece, hash, key, counts);
@@ -165,7 +175,7 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         }
     }
 
-    /// Inserts `piece`, which has at most `capacity / 2 - len` items.
+    /// Inserts `piece`, which has at most `capacity / SLOTS_PER_KEY - len` items.
     #[inline(always)]
     fn insert_piece<T, const PREFETCH: bool>(
         &mut self,
@@ -190,19 +200,21 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
             let h = hash(item);
             let k = key(item);
             let mut i = slot(h);
-            // Probe until an empty slot or the key: the first slot, almost always (load <= 1/2).
-            while table[i] != 0 && keys[table[i] as usize - 1] != k {
+            // Probe until the key's slot or an empty one (whose element 0 holds the key): the
+            // first slot, almost always (load <= 1/SLOTS_PER_KEY).
+            keys[0] = k;
+            while keys[table[i] as usize] != k {
                 i = (i + 1) & mask;
             }
             // Found or new, without a branch (which would be mispredicted for a good share of
-            // the inserts): a new key takes index `len` and starts from zero counts. The piece
-            // fits, so index `len` is in bounds either way.
+            // the inserts): a new key takes element `len + 1` and starts from zero counts. The
+            // piece fits, so that element is in bounds either way.
             let found = table[i] as usize;
             let fresh = found == 0;
-            let idx = if fresh { len } else { found - 1 };
-            table[i] = idx as u32 + 1;
-            keys[idx] = k;
-            all_counts[idx] = C::merge_or_start(all_counts[idx], counts(item), fresh);
+            let e = if fresh { len + 1 } else { found };
+            table[i] = e as u32;
+            keys[e] = k;
+            all_counts[e] = C::merge_or_start(all_counts[e], counts(item), fresh);
             len += fresh as usize;
         }
         self.len = len;
@@ -214,12 +226,12 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         let mut i = self.slot(key);
         let table = self.table.as_slice();
         loop {
-            let idx = table[i] as usize;
-            if idx == 0 {
+            let e = table[i] as usize;
+            if e == 0 {
                 return None;
             }
-            if self.keys.as_slice()[idx - 1] == *key {
-                return Some(&self.counts.as_slice()[idx - 1]);
+            if self.keys.as_slice()[e] == *key {
+                return Some(&self.counts.as_slice()[e]);
             }
             i = (i + 1) & mask;
         }
@@ -229,24 +241,24 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
     fn grow(&mut self) {
         self.reserve_slots(2 * self.capacity());
         let mask = self.capacity() - 1;
-        for n in 0..self.len {
-            let mut i = self.slot(&self.keys.as_slice()[n]);
+        for e in 1..=self.len {
+            let mut i = self.slot(&self.keys.as_slice()[e]);
             let table = self.table.as_mut_slice();
             while table[i] != 0 {
                 i = (i + 1) & mask;
             }
-            table[i] = n as u32 + 1;
+            table[i] = e as u32;
         }
     }
 
     /// The keys, in insertion order.
     pub fn keys(&self) -> &[K] {
-        &self.keys.as_slice()[..self.len]
+        &self.keys.as_slice()[1..=self.len]
     }
 
     /// The counts, in the order of [`CountSet::keys`].
     pub fn counts(&self) -> &[C] {
-        &self.counts.as_slice()[..self.len]
+        &self.counts.as_slice()[1..=self.len]
     }
 
     /// The stored keys and their counts, in insertion order.

@@ -351,13 +351,13 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         }
     }
 
-    /// Both frontiers (dense keys and counts, an index table of 2 to 4 slots a key) and the
+    /// Both frontiers (dense keys and counts, an index table of 4 to 8 slots a key) and the
     /// records in flight of the next depth, counted from the frontier's size.
     fn counted_bytes(&self) -> f64 {
         let key = std::mem::size_of::<R::Key>() as f64;
         let count = std::mem::size_of::<W::Count>() as f64;
         let (cur, next) = (self.cur.len() as f64, self.cur.len() as f64 * self.growth);
-        (cur + next) * (key + count + 16.0) + next * 5.0 * (key + 8.0)
+        (cur + next) * (key + count + 32.0) + next * 5.0 * (key + 8.0)
     }
 
     /// True when the next depth would not fit under `spill`'s limit.

@@ -18,7 +18,7 @@ macro_rules! kernel {
         /// # Safety
         /// The CPU must support [`Level::Avx2`].
         #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
         unsafe fn $avx2<R: Rules $(, $g: $gb)*>($r: $rty $(, $arg: $ty)*) $(-> $ret)? {
             $module::$name($r $(, $arg)*)
         }

@@ -270,6 +270,7 @@ struct NoSymmetry<'a, R>(&'a R);
 
 impl<R: Rules> Rules for NoSymmetry<'_, R> {
     type Key = R::Key;
+    const CHEAP_SUCCESSOR_HASHES: bool = R::CHEAP_SUCCESSOR_HASHES;
     fn shape(&self) -> Shape {
         self.0.shape()
     }

@@ -41,7 +41,9 @@ pub struct DepthStats {
     /// The depth (number of moves played).
     pub depth: u32,
     /// Canonical positions stored at this depth (full boards are not stored; none at the last
-    /// depth unless boards are counted).
+    /// depth unless boards are counted, nor at the one before it on paths that sum the last
+    /// two depths in one pass, see [`state::Rules::CHEAP_SUCCESSOR_HASHES`], unless boards are
+    /// counted or every depth's answer is asked for).
     pub states: u64,
     /// With board counting: the distinct boards reached by exactly this many moves, full ones
     /// included (what the stored positions and the full boards stand for).
@@ -107,8 +109,13 @@ pub(crate) struct Chunk<K, S> {
     succ: Vec<K>,
     /// Hashes of the paths that ended in this chunk (full successors, or the last depth).
     acc: S,
+    /// In a step over the last two depths ([`last_two`]): hashes of the paths that end at the
+    /// last one.
+    beyond: S,
     /// Paths that ended on a full successor in this chunk.
     ended_paths: u32,
+    /// In a step over the last two depths: the successors that were not full.
+    records: usize,
     /// With board counting: the full successors, as records.
     full: Vec<Record<K>>,
 }
@@ -122,12 +129,14 @@ impl<K, S: Tally> Chunk<K, S> {
             buckets: Vec::new(),
             succ: Vec::new(),
             acc: S::zero(),
+            beyond: S::zero(),
             ended_paths: 0,
+            records: 0,
             full: Vec::new(),
         }
     }
 
-    fn records(&self) -> usize {
+    fn bucketed(&self) -> usize {
         self.buckets.iter().map(Vec::len).sum()
     }
 
@@ -275,6 +284,20 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         }
         let mut d = 0;
         while d < depth && !self.cur.is_empty() {
+            if R::CHEAP_SUCCESSOR_HASHES && d + 2 == depth && !self.count_boards && !config.all_depths {
+                // The last two depths in one pass: nothing stored, nothing to spill.
+                let t = Instant::now();
+                let (penultimate, last) = self.last_two(d);
+                for mut stats in [penultimate, last] {
+                    add(&mut out.total, &self.as_lanes(&stats.1));
+                    stats.0.ended = self.weights.answer(&stats.1);
+                    stats.0.seconds = if stats.0.depth == d + 1 { t.elapsed().as_secs_f64() } else { 0.0 };
+                    stats.0.peak_memory = peak;
+                    observe(&stats.0);
+                    out.stats.push(stats.0);
+                }
+                break;
+            }
             let last = d + 1 == depth;
             if !last && self.over_limit(config.spill) {
                 out.handover = Some(d);
@@ -436,6 +459,25 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         self.chunks.iter().fold(W::Sum::zero(), |a, c| a.merge(c.acc))
     }
 
+    /// The last two depths at once (see [`last_two`]): each one's statistics and the hashes
+    /// of the paths that end there.
+    fn last_two(&mut self, done: u32) -> ((DepthStats, W::Sum), (DepthStats, W::Sum)) {
+        self.plan_chunks();
+        let (rules, weights, cur) = (self.rules, self.weights, &self.cur);
+        let parallel = self.parallel();
+        for_each_mut(parallel, &mut self.chunks, |_, c| dispatch::last_two(rules, weights, cur, c));
+        let depth = done + 1;
+        let mut first = (DepthStats { depth, ..DepthStats::default() }, W::Sum::zero());
+        let mut second = (DepthStats { depth: depth + 1, ..DepthStats::default() }, W::Sum::zero());
+        for c in &self.chunks {
+            first.0.records += c.records as u64;
+            first.0.ended_paths = first.0.ended_paths.wrapping_add(c.ended_paths);
+            first.1 = first.1.merge(c.acc);
+            second.1 = second.1.merge(c.beyond);
+        }
+        (first, second)
+    }
+
     /// One depth that is not the last: returns the hashes of the paths that ended (full
     /// boards), the number of positions of the next frontier and the records generated.
     fn step(&mut self, stats: &mut DepthStats) -> (W::Sum, u64, u64) {
@@ -473,7 +515,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 });
                 let t1 = Instant::now();
                 for c in block.iter() {
-                    records += c.records();
+                    records += c.bucketed();
                     gather(c, &mut self.ended);
                 }
                 let block = &*block;
@@ -671,6 +713,38 @@ pub(crate) fn insert<R: Rules, W: Weights>(
         let parents = &cur.shards()[c.shard].counts()[c.start..c.end];
         set.insert_many(c.bucket(s), |r| r.key, |r| r.counts(rules, weights, parents));
     }
+}
+
+/// The last two depths over one chunk, the successors of its positions never canonicalised
+/// or stored: a full one ends its paths at once (`c.acc`, `c.ended_paths`), any other ends
+/// them through its own successors, whose hashes come summed from the tables
+/// ([`Rules::successor_hashes`], as in [`last`]) into `c.beyond`. A successor `s` of the
+/// stored `k` is reached as `g(s)` by the paths that reached `g(k)`, so the parent's counts
+/// apply to `s`'s own lanes unpermuted. `c.records` counts the successors that are not full
+/// (the records a stored depth would have made).
+#[inline(always)]
+pub(crate) fn last_two<R: Rules, W: Weights>(
+    rules: &R,
+    weights: W,
+    cur: &Frontier<R::Key, W::Count>,
+    c: &mut Chunk<R::Key, W::Sum>,
+) {
+    let set = &cur.shards()[c.shard];
+    c.succ.resize(R::BUFFER, R::Key::ZERO);
+    let (mut acc, mut beyond, mut paths, mut records) = (W::Sum::zero(), W::Sum::zero(), 0u32, 0);
+    for (&k, n) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]) {
+        let n_succ = rules.successors_into(k, &mut c.succ);
+        for &s in &c.succ[..n_succ] {
+            if rules.is_full(s) {
+                weights.end(&mut acc, n, &rules.hashes(s));
+                paths = paths.wrapping_add(weights.paths(n));
+            } else {
+                weights.end(&mut beyond, n, &rules.successor_hashes(s));
+                records += 1;
+            }
+        }
+    }
+    (c.acc, c.beyond, c.ended_paths, c.records) = (acc, beyond, paths, records);
 }
 
 /// The last depth over one chunk: `c.acc` = Σ counts × summed successor hashes.

@@ -191,6 +191,34 @@ fn one_thread_and_sharded_paths_agree() {
     }
 }
 
+/// The 3x3 fast path sums its last two depths in one pass (nothing stored at the one before
+/// the last), on one thread or, past the parallel threshold, several; asking for every
+/// depth's answer stores every depth instead. All must agree, statistics included.
+#[test]
+fn last_two_depths_in_one_pass_agree() {
+    for cells in [[0u8; 9], [1, 0, 0, 0, 0, 0, 0, 0, 0]] {
+        let board = Board::new(Shape::SQUARE3, cells.to_vec()).unwrap();
+        let run = |threads, all_depths| {
+            solve(&board, 24, &Options { threads: Some(threads), all_depths, ..Options::default() }).unwrap()
+        };
+        let (one, two, stored) = (run(1, false), run(2, false), run(2, true));
+        assert!(one.stats[22].states >= 1 << 15, "frontier too small to share out");
+        assert_eq!((one.stats[23].states, one.stats[23].depth), (0, 23), "depth 23 is not stored");
+        assert_eq!(one.answer, stored.answer);
+        assert_eq!(two.answer, stored.answer);
+        let key = |a: &solver::Answer| -> Vec<(u32, u64, u64, u32, u32)> {
+            a.stats.iter().map(|s| (s.depth, s.states, s.records, s.ended_paths, s.ended)).collect()
+        };
+        assert_eq!(key(&one), key(&two));
+        // Depth by depth, the moves made and the paths ended are the same whether depth 23 was
+        // stored or not.
+        let made = |a: &solver::Answer| -> Vec<(u64, u32, u32)> {
+            a.stats.iter().map(|s| (s.records, s.ended_paths, s.ended)).collect()
+        };
+        assert_eq!(made(&one), made(&stored));
+    }
+}
+
 #[test]
 fn answer_does_not_depend_on_thread_count() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures");

@@ -117,6 +117,9 @@ impl<B: Canon3> Rules for Ring3<B> {
     /// 12-wide store of the centre's moves.
     const BUFFER: usize = 48;
 
+    /// Nine table entries at most (`LAST`): cheaper than a canonicalisation and an insertion.
+    const CHEAP_SUCCESSOR_HASHES: bool = true;
+
     /// Branch-free: every position's moves are stored, but the write position only advances
     /// over the empty ones (later stores overwrite the rest). Whether a cell is empty is as
     /// random as the boards, so branches on it would be mispredicted often.

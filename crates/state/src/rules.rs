@@ -151,6 +151,14 @@ pub trait Rules: Sync + Send {
     /// Lane `g`: the sum over all successors `s'` of `s` of the hash of `g(s')`, without
     /// generating them. `s` must not be full.
     fn successor_hashes(&self, s: Self::Key) -> Counts;
+
+    /// True when [`Rules::successor_hashes`] costs less than canonicalising and storing a
+    /// position does. A search then sums the last depth from every successor of the depth
+    /// before it, which it never stores, instead of from that depth's distinct positions: a
+    /// position reached by several moves is summed once for each, so this pays only where
+    /// the summing is cheap (measured: the 3x3 ring packing, yes; the general grid, whose
+    /// sums loop over every cell and neighbour, no).
+    const CHEAP_SUCCESSOR_HASHES: bool = false;
 }
 
 /// `a + b * c` lane by lane, wrapping.

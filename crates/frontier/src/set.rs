@@ -46,17 +46,20 @@ pub struct CountSet<K: Pod + Eq, C: Tally> {
 
 impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
     /// An empty set whose slot bits start below the top `shift` bits of the hash.
+    ///
+    /// Nothing is mapped until the first key (or [`CountSet::clear_for`] with room for some):
+    /// a set a search never fills costs no system call.
     pub fn new(shift: u32) -> Self {
-        let mut s = CountSet {
+        CountSet {
             table: MmapArray::zeroed(0),
             keys: MmapArray::zeroed(0),
             counts: MmapArray::zeroed(0),
-            bits: 0,
+            // The bits of the smallest table, so that slot indices stay small while there is
+            // none (a lookup finds no slot, a prefetch has nothing to fetch).
+            bits: MIN_SLOTS.trailing_zeros(),
             len: 0,
             shift,
-        };
-        s.reserve_slots(MIN_SLOTS);
-        s
+        }
     }
 
     /// Number of keys.
@@ -71,7 +74,7 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
 
     /// Number of table slots (`SLOTS_PER_KEY` times the keys it holds before growing).
     pub fn capacity(&self) -> usize {
-        1 << self.bits
+        self.table.len()
     }
 
     /// Empties the set, with room for `keys` keys, and takes slot bits below the top `shift`
@@ -83,6 +86,10 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
 
     /// Empties the set, keeping room for at least `keys` keys without growing.
     pub fn clear_for(&mut self, keys: usize) {
+        if keys == 0 && self.len == 0 {
+            // Already clear, and room is made on demand: nothing to map.
+            return;
+        }
         let want = (SLOTS_PER_KEY * keys).next_power_of_two().max(MIN_SLOTS);
         if want > self.capacity() || want < self.capacity() / 4 {
             // Shrinking too, when much smaller: a smaller table is faster to clear and probe.
@@ -122,7 +129,9 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
     /// [`CountSet::prefetch`] for a key whose [`key_hash`] is `hash`.
     #[inline(always)]
     pub fn prefetch_hash(&self, hash: u64) {
-        prefetch(&self.table.as_slice()[slot_of(hash, self.shift, self.bits)]);
+        if let Some(slot) = self.table.as_slice().get(slot_of(hash, self.shift, self.bits)) {
+            prefetch(slot);
+        }
     }
 
     /// Adds `add` to the counts of `key`, inserting it (with `add`) if absent.
@@ -222,6 +231,9 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
 
     /// The counts of `key`, if present.
     pub fn get(&self, key: &K) -> Option<&C> {
+        if self.len == 0 {
+            return None;
+        }
         let mask = self.capacity() - 1;
         let mut i = self.slot(key);
         let table = self.table.as_slice();
@@ -239,7 +251,7 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
 
     #[cold]
     fn grow(&mut self) {
-        self.reserve_slots(2 * self.capacity());
+        self.reserve_slots((2 * self.capacity()).max(MIN_SLOTS));
         let mask = self.capacity() - 1;
         for e in 1..=self.len {
             let mut i = self.slot(&self.keys.as_slice()[e]);
@@ -253,12 +265,12 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
 
     /// The keys, in insertion order.
     pub fn keys(&self) -> &[K] {
-        &self.keys.as_slice()[1..=self.len]
+        self.keys.as_slice().get(1..=self.len).unwrap_or_default()
     }
 
     /// The counts, in the order of [`CountSet::keys`].
     pub fn counts(&self) -> &[C] {
-        &self.counts.as_slice()[1..=self.len]
+        self.counts.as_slice().get(1..=self.len).unwrap_or_default()
     }
 
     /// The stored keys and their counts, in insertion order.
@@ -300,8 +312,22 @@ mod tests {
         assert!(set.len() * 2 <= set.capacity());
         set.clear_for(10);
         assert!(set.is_empty() && set.iter().next().is_none() && set.get(&3).is_none());
+        set.clear_for(0);
+        assert!(set.is_empty() && set.get(&3).is_none());
         set.insert(u64::MAX, &[1, 2]);
         assert_eq!(set.get(&u64::MAX), Some(&[1, 2]));
+    }
+
+    #[test]
+    fn a_new_set_maps_nothing_until_used() {
+        let mut set = CountSet::<u32, [u32; 8]>::new(0);
+        set.clear_for(0);
+        set.prefetch(&7);
+        assert_eq!((set.capacity(), set.len(), set.keys(), set.counts()), (0, 0, &[][..], &[][..]));
+        assert_eq!(set.get(&7), None);
+        set.insert(7, &[1; 8]);
+        assert_eq!(set.get(&7), Some(&[1; 8]));
+        assert!(set.capacity() >= MIN_SLOTS);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::{build_solver, flag_value};
+use crate::{build_dist, build_solver, flag_value};
 
 /// The yardstick's source, relative to the workspace root.
 const ANCHOR_SRC: &str = "../shared/anchor/anchor.cpp";
@@ -34,11 +34,12 @@ const RESULTS_HEADER: &str = "\
 # Benchmark results
 
 Whole-process timings appended by `cargo xtask bench`, newest last. Each row gives the median and \
-the spread (min–max) of N timed runs, after one warm-up run, of our release solver and of the C++ \
+the spread (min–max) of N timed runs, after one warm-up run, of our release solver (the binary of \
+`cargo xtask dist`: statically linked on Linux with glibc) and of the C++ \
 yardstick (`../shared/anchor/anchor.cpp`: single-threaded, 3x3 board only), the two alternating run \
 by run; the ratio is our median over the baseline's (below 1: we are faster). Rows marked \
 `(vs ...)` take our own solver in another configuration as the baseline instead (one thread; the \
-frontier in memory), or the plain reference solver of the tests (`--example reference`: whole \
+frontier in memory; the dynamically linked binary of `cargo build`), or the plain reference solver of the tests (`--example reference`: whole \
 boards in a hash map, no symmetry), with peak resident memory where it matters. Every answer is \
 checked against the first run's and the yardstick's. `public12` times the 12 public contest cases \
 run one after another, 12 processes, so it is mostly process start-up. Figures taken on different \
@@ -61,6 +62,8 @@ struct Workload {
     memory: bool,
     /// The baseline is the plain reference solver (the `reference` example), not ours.
     oracle: bool,
+    /// The baseline is our solver as `cargo build` links it (dynamically), not as shipped.
+    cargo_build: bool,
     /// Left out under `--quick`.
     slow: bool,
     /// The known answer (every process's answer, space-separated), when there is one.
@@ -78,6 +81,7 @@ impl Workload {
             baseline: None,
             memory: false,
             oracle: false,
+            cargo_build: false,
             slow: false,
             expected: None,
         }
@@ -111,6 +115,11 @@ impl Workload {
         Workload { yardstick: false, baseline: Some(&[]), oracle: true, slow: true, ..self }
     }
 
+    /// Ours as shipped against ours as `cargo build` makes it; left out under `--quick`.
+    fn against_cargo_build(self) -> Self {
+        Workload { yardstick: false, baseline: Some(&[]), cargo_build: true, slow: true, ..self }
+    }
+
     /// Also measure peak resident memory.
     fn memory(self) -> Self {
         Workload { memory: true, ..self }
@@ -129,7 +138,10 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
         answers.push(read(input.with_extension("out"))?.trim().to_string());
         inputs.push(read(input)?);
     }
-    let public12 = Workload::new("public12", inputs).expect(&answers.join(" "));
+    let answers = answers.join(" ");
+    let public12 = Workload::new("public12", inputs.clone()).expect(&answers);
+    let public12_linked =
+        Workload::new("public12 (vs cargo build)", inputs).against_cargo_build().expect(&answers);
 
     let empty3 = "40\n0 0 0\n0 0 0\n0 0 0\n";
     let empty4 = "16\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n";
@@ -140,6 +152,7 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
         Workload::one("empty3x3-d40", empty3).expect("503115192"),
         Workload::one("deep-d120", "120\n0 0 0\n0 1 0\n0 0 0\n"),
         Workload::one("empty3x3-d40-1thread", empty3).args(&["--threads", "1"]).expect("503115192"),
+        public12_linked,
         Workload::one("empty4x4-d16 (vs 1 thread)", empty4).against(&["--threads", "1"]),
         Workload::one("empty4x4-d10 (vs plain oracle)", "10\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n")
             .against_oracle()
@@ -238,9 +251,20 @@ fn sample(exe: &Path, args: &[&str], inputs: &[String]) -> Result<(Duration, Str
     Ok((start.elapsed(), answers.join(" ")))
 }
 
+/// Our binaries.
+#[derive(Debug)]
+struct Ours {
+    /// As shipped (`cargo xtask dist`): every row's "ours".
+    dist: PathBuf,
+    /// As `cargo build --release` links it.
+    cargo_build: PathBuf,
+    /// The plain reference solver.
+    oracle: PathBuf,
+}
+
 /// Times one workload: a warm-up run of each program, then `runs` timed runs of each,
 /// alternating; fails on any answer that differs from our warm-up's.
-fn measure(w: &Workload, ours: &Path, oracle: &Path, yardstick: Option<&Path>, runs: usize) -> Result<Row> {
+fn measure(w: &Workload, ours: &Ours, yardstick: Option<&Path>, runs: usize) -> Result<Row> {
     let check = |who: &str, got: &str, want: &str| {
         if got != want {
             bail!("{}: {who} printed `{got}`, expected `{want}`", w.name);
@@ -248,10 +272,12 @@ fn measure(w: &Workload, ours: &Path, oracle: &Path, yardstick: Option<&Path>, r
         Ok(())
     };
     let yardstick = match w.baseline {
-        Some(_) if w.oracle => Some(oracle),
-        Some(_) => Some(ours),
+        Some(_) if w.oracle => Some(ours.oracle.as_path()),
+        Some(_) if w.cargo_build => Some(ours.cargo_build.as_path()),
+        Some(_) => Some(ours.dist.as_path()),
         None => yardstick.filter(|_| w.yardstick),
     };
+    let ours = ours.dist.as_path();
     let base_args: &[&str] = w.baseline.unwrap_or(&[]);
     let run_ours = || sample(ours, w.args, &w.inputs).with_context(|| format!("{}: our solver", w.name));
     let run_yardstick = |y| sample(y, base_args, &w.inputs).with_context(|| format!("{}: baseline", w.name));
@@ -411,7 +437,11 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         None => {}
     }
 
-    let ours = build_solver(root)?;
+    let ours = Ours {
+        dist: build_dist(root)?,
+        cargo_build: build_solver(root)?,
+        oracle: root.join("target/release/examples/reference"),
+    };
     crate::run_cmd(Command::new(env!("CARGO")).args([
         "build",
         "--release",
@@ -421,8 +451,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         "--example",
         "reference",
     ]))?;
-    let oracle = root.join("target/release/examples/reference");
-    let backend = crate::verify::backend(&ours)?;
+    let backend = crate::verify::backend(&ours.dist)?;
     let yardstick = yardstick(root);
     let yardstick_note = match &yardstick {
         Ok(_) => format!("`g++ -O3 -march=native` build of {ANCHOR_SRC}"),
@@ -436,11 +465,13 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let mut rows = Vec::with_capacity(chosen.len());
     for w in &chosen {
         eprintln!("bench: {}", w.name);
-        rows.push(measure(w, &ours, &oracle, yardstick.as_deref().ok(), runs)?);
+        rows.push(measure(w, &ours, yardstick.as_deref().ok(), runs)?);
     }
 
-    let mut report =
-        format!("{}\n\nOur solver's backend: {backend}. Yardstick: {yardstick_note}. ", heading());
+    let mut report = format!(
+        "{}\n\nOur solver: `cargo xtask dist`'s binary, backend {backend}. Yardstick: {yardstick_note}. ",
+        heading()
+    );
     if let Some(rev) = revision(root) {
         write!(report, "Commit: {rev}. ").expect("writing to a String");
     }

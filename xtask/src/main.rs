@@ -1,4 +1,4 @@
-//! Project automation: `cargo xtask verify`, `cargo xtask bench`.
+//! Project automation: `cargo xtask verify`, `cargo xtask dist`, `cargo xtask bench`.
 //!
 //! Runs from the workspace root (found from this crate's manifest directory), whatever the
 //! current directory is.
@@ -17,6 +17,9 @@ cargo xtask <command>
 Commands:
   verify [--threads N]   build the release solver, run every fixture under fixtures/, run the
                          exhaustive SIMD-vs-portable test; non-zero exit on any mismatch
+  dist                   build the solver to ship: one statically linked binary where the
+                         toolchain can (Linux with glibc), which starts faster than the
+                         dynamically linked one of `cargo build`; prints its path
   bench [--quick] [--runs N] [--only NAME]
                          whole-process timings beside the C++ yardstick (../shared/anchor when
                          present), appended to benches/RESULTS.md; --quick: 5 runs instead of
@@ -30,6 +33,13 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("verify") => verify::run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
+        Some("dist") => {
+            if let Some(extra) = args.get(1) {
+                bail!("dist: unexpected argument `{extra}`");
+            }
+            println!("{}", build_dist(&root)?.display());
+            Ok(())
+        }
         Some("help" | "--help" | "-h") | None => {
             print!("{HELP}");
             Ok(())
@@ -56,6 +66,34 @@ fn run_cmd(cmd: &mut Command) -> Result<()> {
 fn build_solver(root: &Path) -> Result<PathBuf> {
     run_cmd(Command::new(env!("CARGO")).args(["build", "--release", "--quiet", "-p", "solver"]))?;
     let exe = root.join("target/release/solver");
+    if !exe.exists() {
+        bail!("{} was not built", exe.display());
+    }
+    Ok(exe)
+}
+
+/// Where `cargo xtask dist` builds, relative to the workspace root: a target directory of its
+/// own, so that it and `cargo build` do not rebuild each other's binary.
+const DIST_DIR: &str = "target/dist";
+
+/// Builds the solver to ship and returns its path: linked statically (`crt-static`) when the
+/// host is Linux with glibc, where a dynamically linked binary spends a good share of a short
+/// run loading and relocating shared libraries. The flag goes to the binary's own compilation
+/// only (`cargo rustc`), never to proc-macro crates, which cannot be static.
+fn build_dist(root: &Path) -> Result<PathBuf> {
+    let host = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+        .arg("-vV")
+        .output()
+        .context("cannot run rustc -vV")?;
+    let host = String::from_utf8_lossy(&host.stdout);
+    let host = host.lines().find_map(|l| l.strip_prefix("host: ")).unwrap_or("").trim().to_string();
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["rustc", "--release", "--quiet", "-p", "solver", "--bin", "solver", "--target-dir", DIST_DIR]);
+    if host.ends_with("-linux-gnu") {
+        cmd.args(["--", "-C", "target-feature=+crt-static"]);
+    }
+    run_cmd(&mut cmd)?;
+    let exe = root.join(DIST_DIR).join("release/solver");
     if !exe.exists() {
         bail!("{} was not built", exe.display());
     }

@@ -664,7 +664,8 @@ pub(crate) fn direct<R: Rules, W: Weights>(
     let shard = &cur.shards()[c.shard];
     c.succ.resize(R::BUFFER, R::Key::ZERO);
     c.full.clear();
-    let mut batch: Vec<(u64, R::Key, W::Count)> = Vec::with_capacity(DIRECT_BATCH + R::BUFFER);
+    let mut batch = vec![(0u64, R::Key::ZERO, W::Count::zero()); DIRECT_BATCH + R::BUFFER];
+    let mut len = 0;
     let insert = |set: &mut frontier::CountSet<R::Key, W::Count>, batch: &[(u64, R::Key, W::Count)]| {
         set.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
     };
@@ -683,17 +684,18 @@ pub(crate) fn direct<R: Rules, W: Weights>(
                 let (key, t) = rules.canonical(s);
                 let hash = frontier::key_hash(&key);
                 set.prefetch_hash(hash);
-                batch.push((hash, key, weights.carry(rules, n, t)));
+                batch[len] = (hash, key, weights.carry(rules, n, t));
+                len += 1;
             }
         }
-        if batch.len() >= DIRECT_BATCH {
-            records += batch.len();
-            insert(set, &batch);
-            batch.clear();
+        if len >= DIRECT_BATCH {
+            records += len;
+            insert(set, &batch[..len]);
+            len = 0;
         }
     }
-    records += batch.len();
-    insert(set, &batch);
+    records += len;
+    insert(set, &batch[..len]);
     c.acc = acc;
     c.ended_paths = paths;
     records

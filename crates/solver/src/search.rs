@@ -75,13 +75,17 @@ pub struct DepthStats {
 /// One successor on its way to the next frontier: its canonical key, and `parent << 3 | t`,
 /// where `parent` indexes its chunk's positions and `t` is the symmetry that canonicalised it
 /// (the counts it brings are the parent's, permuted by `t`).
+///
+/// Packed (12 bytes for a `u64` key, not 16): records are most of a parallel depth's memory
+/// traffic, written by one thread's expansion and read back by the shard's inserter.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Record<K> {
+#[repr(C, packed)]
+pub(crate) struct Record<K: Copy> {
     key: K,
     tag: u32,
 }
 
-impl<K> Record<K> {
+impl<K: Copy> Record<K> {
     #[inline(always)]
     fn new(key: K, parent: usize, t: u8) -> Self {
         Record { key, tag: (parent as u32) << 3 | t as u32 }
@@ -91,14 +95,15 @@ impl<K> Record<K> {
     /// through the symmetry that canonicalised it.
     #[inline(always)]
     fn counts<R: Rules<Key = K>, W: Weights>(&self, rules: &R, weights: W, parents: &[W::Count]) -> W::Count {
-        weights.carry(rules, &parents[(self.tag >> 3) as usize], (self.tag & 7) as u8)
+        let tag = self.tag;
+        weights.carry(rules, &parents[(tag >> 3) as usize], (tag & 7) as u8)
     }
 }
 
 /// A piece of the current frontier, one shard's positions `start..end`, and what expanding it
 /// produced (`S`: the weights' sum of ended paths).
 #[derive(Debug)]
-pub(crate) struct Chunk<K, S> {
+pub(crate) struct Chunk<K: Copy, S> {
     shard: usize,
     start: usize,
     end: usize,
@@ -120,7 +125,7 @@ pub(crate) struct Chunk<K, S> {
     full: Vec<Record<K>>,
 }
 
-impl<K, S: Tally> Chunk<K, S> {
+impl<K: Copy, S: Tally> Chunk<K, S> {
     fn new() -> Self {
         Chunk {
             shard: 0,
@@ -380,7 +385,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let key = std::mem::size_of::<R::Key>() as f64;
         let count = std::mem::size_of::<W::Count>() as f64;
         let (cur, next) = (self.cur.len() as f64, self.cur.len() as f64 * self.growth);
-        (cur + next) * (key + count + 32.0) + next * 5.0 * (key + 8.0)
+        (cur + next) * (key + count + 32.0) + next * 5.0 * (key + 4.0)
     }
 
     /// True when the next depth would not fit under `spill`'s limit.

@@ -87,12 +87,28 @@ fn build_dist(root: &Path) -> Result<PathBuf> {
         .context("cannot run rustc -vV")?;
     let host = String::from_utf8_lossy(&host.stdout);
     let host = host.lines().find_map(|l| l.strip_prefix("host: ")).unwrap_or("").trim().to_string();
-    let mut cmd = Command::new(env!("CARGO"));
-    cmd.args(["rustc", "--release", "--quiet", "-p", "solver", "--bin", "solver", "--target-dir", DIST_DIR]);
-    if host.ends_with("-linux-gnu") {
-        cmd.args(["--", "-C", "target-feature=+crt-static"]);
+    let build = |extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args([
+            "rustc",
+            "--release",
+            "--quiet",
+            "-p",
+            "solver",
+            "--bin",
+            "solver",
+            "--target-dir",
+            DIST_DIR,
+        ]);
+        run_cmd(cmd.args(extra))
+    };
+    if !host.ends_with("-linux-gnu") {
+        build(&[])?;
+    } else if let Err(e) = build(&["--", "-C", "target-feature=+crt-static"]) {
+        // A system without glibc's static libraries (libc.a) cannot link it statically.
+        eprintln!("dist: static linking failed ({e:#}); building a dynamically linked binary");
+        build(&[])?;
     }
-    run_cmd(&mut cmd)?;
     let exe = root.join(DIST_DIR).join("release/solver");
     if !exe.exists() {
         bail!("{} was not built", exe.display());

@@ -296,7 +296,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 for mut stats in [penultimate, last] {
                     add(&mut out.total, &self.as_lanes(&stats.1));
                     stats.0.ended = self.weights.answer(&stats.1);
+                    // One pass for both depths: its time goes to the first (all expansion).
                     stats.0.seconds = if stats.0.depth == d + 1 { t.elapsed().as_secs_f64() } else { 0.0 };
+                    stats.0.expand_seconds = stats.0.seconds;
                     stats.0.peak_memory = peak;
                     observe(&stats.0);
                     out.stats.push(stats.0);
@@ -457,10 +459,13 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
 
     /// The last depth: every position's successors end their paths.
     fn last_depth(&mut self) -> W::Sum {
+        let t = Instant::now();
         self.plan_chunks();
         let (rules, weights, cur) = (self.rules, self.weights, &self.cur);
         let parallel = self.parallel();
         for_each_mut(parallel, &mut self.chunks, |_, c| dispatch::last(rules, weights, cur, c));
+        // All expansion (summing successors), no insertion.
+        self.phase_seconds = [t.elapsed().as_secs_f64(), 0.0];
         self.chunks.iter().fold(W::Sum::zero(), |a, c| a.merge(c.acc))
     }
 

@@ -149,6 +149,23 @@ impl<K: Copy, S: Tally> Chunk<K, S> {
     fn bucket(&self, s: usize) -> &[Record<K>] {
         &self.buckets[s]
     }
+
+    /// The counts of the chunk's positions (what its records' parent indexes point into).
+    fn parents<'a, C: Tally>(&self, cur: &'a Frontier<K, C>) -> &'a [C]
+    where
+        K: PackedKey,
+    {
+        &cur.shards()[self.shard].counts()[self.start..self.end]
+    }
+
+    /// The chunk's positions: keys and counts.
+    fn positions<'a, C: Tally>(&self, cur: &'a Frontier<K, C>) -> impl Iterator<Item = (&'a K, &'a C)> + 'a
+    where
+        K: PackedKey,
+    {
+        let set = &cur.shards()[self.shard];
+        set.keys()[self.start..self.end].iter().zip(self.parents(cur))
+    }
 }
 
 /// The search state: two frontiers (current and next) and the chunk buffers, reused from
@@ -291,17 +308,12 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         while d < depth && !self.cur.is_empty() {
             if R::CHEAP_SUCCESSOR_HASHES && d + 2 == depth && !self.count_boards && !config.all_depths {
                 // The last two depths in one pass: nothing stored, nothing to spill.
-                let t = Instant::now();
-                let (penultimate, last) = self.last_two(d);
-                for mut stats in [penultimate, last] {
-                    add(&mut out.total, &self.as_lanes(&stats.1));
-                    stats.0.ended = self.weights.answer(&stats.1);
-                    // One pass for both depths: its time goes to the first (all expansion).
-                    stats.0.seconds = if stats.0.depth == d + 1 { t.elapsed().as_secs_f64() } else { 0.0 };
-                    stats.0.expand_seconds = stats.0.seconds;
-                    stats.0.peak_memory = peak;
-                    observe(&stats.0);
-                    out.stats.push(stats.0);
+                for (mut stats, sum) in self.last_two(d) {
+                    add(&mut out.total, &self.as_lanes(&sum));
+                    stats.ended = self.weights.answer(&sum);
+                    stats.peak_memory = peak;
+                    observe(&stats);
+                    out.stats.push(stats);
                 }
                 break;
             }
@@ -444,8 +456,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let parallel = self.parallel();
         for_each_mut(parallel, &mut self.chunks, |_, c| {
             c.acc = W::Sum::zero();
-            let set = &cur.shards()[c.shard];
-            for (k, n) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]) {
+            for (k, n) in c.positions(cur) {
                 weights.end(&mut c.acc, n, &rules.hashes(*k));
             }
         });
@@ -470,8 +481,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     }
 
     /// The last two depths at once (see [`last_two`]): each one's statistics and the hashes
-    /// of the paths that end there.
-    fn last_two(&mut self, done: u32) -> ((DepthStats, W::Sum), (DepthStats, W::Sum)) {
+    /// of the paths that end there. The pass's time goes to the first (all of it expansion).
+    fn last_two(&mut self, done: u32) -> [(DepthStats, W::Sum); 2] {
+        let t = Instant::now();
         self.plan_chunks();
         let (rules, weights, cur) = (self.rules, self.weights, &self.cur);
         let parallel = self.parallel();
@@ -485,7 +497,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             first.1 = first.1.merge(c.acc);
             second.1 = second.1.merge(c.beyond);
         }
-        (first, second)
+        first.0.seconds = t.elapsed().as_secs_f64();
+        first.0.expand_seconds = first.0.seconds;
+        [first, second]
     }
 
     /// One depth that is not the last: returns the hashes of the paths that ended (full
@@ -510,7 +524,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let mut gather = |c: &Chunk<R::Key, W::Sum>, ended_set: &mut frontier::CountSet<R::Key, W::Count>| {
             ended = ended.merge(c.acc);
             stats.ended_paths = stats.ended_paths.wrapping_add(c.ended_paths);
-            let parents = &cur.shards()[c.shard].counts()[c.start..c.end];
+            let parents = c.parents(cur);
             for r in &c.full {
                 ended_set.insert(r.key, &r.counts(rules, weights, parents));
             }
@@ -622,7 +636,6 @@ pub(crate) fn expand<R: Rules, W: Weights>(
     shard_bits: u32,
     count_boards: bool,
 ) {
-    let set = &cur.shards()[c.shard];
     let shards = 1usize << shard_bits;
     c.succ.resize(R::BUFFER, R::Key::ZERO);
     c.buckets.resize_with(shards, Vec::new);
@@ -632,7 +645,7 @@ pub(crate) fn expand<R: Rules, W: Weights>(
     c.full.clear();
     let mut acc = W::Sum::zero();
     let mut paths = 0u32;
-    for (i, (&k, n)) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]).enumerate() {
+    for (i, (&k, n)) in c.positions(cur).enumerate() {
         let n_succ = rules.successors_into(k, &mut c.succ);
         for &s in &c.succ[..n_succ] {
             if rules.is_full(s) {
@@ -671,7 +684,6 @@ pub(crate) fn direct<R: Rules, W: Weights>(
     set: &mut frontier::CountSet<R::Key, W::Count>,
     count_boards: bool,
 ) -> usize {
-    let shard = &cur.shards()[c.shard];
     c.succ.resize(R::BUFFER, R::Key::ZERO);
     c.full.clear();
     let mut batch = vec![(0u64, R::Key::ZERO, W::Count::zero()); DIRECT_BATCH + R::BUFFER];
@@ -680,7 +692,7 @@ pub(crate) fn direct<R: Rules, W: Weights>(
         set.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
     };
     let (mut acc, mut paths, mut records) = (W::Sum::zero(), 0u32, 0);
-    for (i, (&k, n)) in shard.keys()[c.start..c.end].iter().zip(&shard.counts()[c.start..c.end]).enumerate() {
+    for (i, (&k, n)) in c.positions(cur).enumerate() {
         let n_succ = rules.successors_into(k, &mut c.succ);
         for &s in &c.succ[..n_succ] {
             if rules.is_full(s) {
@@ -722,7 +734,7 @@ pub(crate) fn insert<R: Rules, W: Weights>(
     set: &mut frontier::CountSet<R::Key, W::Count>,
 ) {
     for c in chunks {
-        let parents = &cur.shards()[c.shard].counts()[c.start..c.end];
+        let parents = c.parents(cur);
         set.insert_many(c.bucket(s), |r| r.key, |r| r.counts(rules, weights, parents));
     }
 }
@@ -741,10 +753,9 @@ pub(crate) fn last_two<R: Rules, W: Weights>(
     cur: &Frontier<R::Key, W::Count>,
     c: &mut Chunk<R::Key, W::Sum>,
 ) {
-    let set = &cur.shards()[c.shard];
     c.succ.resize(R::BUFFER, R::Key::ZERO);
     let (mut acc, mut beyond, mut paths, mut records) = (W::Sum::zero(), W::Sum::zero(), 0u32, 0);
-    for (&k, n) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]) {
+    for (&k, n) in c.positions(cur) {
         let n_succ = rules.successors_into(k, &mut c.succ);
         for &s in &c.succ[..n_succ] {
             if rules.is_full(s) {
@@ -767,9 +778,8 @@ pub(crate) fn last<R: Rules, W: Weights>(
     cur: &Frontier<R::Key, W::Count>,
     c: &mut Chunk<R::Key, W::Sum>,
 ) {
-    let set = &cur.shards()[c.shard];
     let mut acc = W::Sum::zero();
-    for (&k, n) in set.keys()[c.start..c.end].iter().zip(&set.counts()[c.start..c.end]) {
+    for (&k, n) in c.positions(cur) {
         weights.end(&mut acc, n, &rules.successor_hashes(k));
     }
     c.acc = acc;

@@ -35,12 +35,16 @@ mod arena;
 mod hash;
 mod prefetch;
 mod set;
+mod shared;
 pub mod spill;
 
 pub use arena::MmapArray;
 pub use hash::key_hash;
 pub use prefetch::prefetch;
 pub use set::CountSet;
+pub use shared::{Claim, Overflow, SharedSet};
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use bytemuck::Pod;
 
@@ -139,6 +143,15 @@ pub trait Tally: Pod + Send + Sync {
             self.merge(add)
         }
     }
+
+    /// `*cell = cell.merge(add)` by atomic additions, so that several threads may merge into
+    /// the same cell at once (a [`SharedSet`]).
+    ///
+    /// # Safety
+    /// `cell` is valid for reads and writes and aligned for the atomic type of its words
+    /// (`AtomicU32` lanes, an `AtomicU64`), and while threads may be merging into it, every
+    /// access to it is a `merge_shared`.
+    unsafe fn merge_shared(cell: *mut Self, add: Self);
 }
 
 impl<const L: usize> Tally for [u32; L] {
@@ -152,6 +165,15 @@ impl<const L: usize> Tally for [u32; L] {
         let keep = if fresh { 0 } else { u32::MAX };
         std::array::from_fn(|g| (self[g] & keep).wrapping_add(add[g]))
     }
+
+    #[inline(always)]
+    unsafe fn merge_shared(cell: *mut Self, add: Self) {
+        for (g, a) in add.into_iter().enumerate() {
+            // SAFETY: lane `g` of a valid, aligned `[u32; L]` is a valid, aligned `u32`, only
+            // accessed atomically meanwhile (the caller's contract).
+            unsafe { AtomicU32::from_ptr(cell.cast::<u32>().add(g)) }.fetch_add(a, Ordering::Relaxed);
+        }
+    }
 }
 
 impl Tally for u64 {
@@ -164,6 +186,13 @@ impl Tally for u64 {
     fn merge_or_start(self, add: Self, fresh: bool) -> Self {
         let keep = if fresh { 0 } else { u64::MAX };
         (self & keep).wrapping_add(add)
+    }
+
+    #[inline(always)]
+    unsafe fn merge_shared(cell: *mut Self, add: Self) {
+        // SAFETY: valid, aligned for `AtomicU64` and only accessed atomically meanwhile (the
+        // caller's contract).
+        unsafe { AtomicU64::from_ptr(cell) }.fetch_add(add, Ordering::Relaxed);
     }
 }
 

@@ -39,9 +39,9 @@ pub struct CountSet<K: Pod + Eq, C: Tally> {
     table: MmapArray<u32>,
     keys: MmapArray<K>,
     counts: MmapArray<C>,
-    bits: u32,
-    len: usize,
-    shift: u32,
+    pub(crate) bits: u32,
+    pub(crate) len: usize,
+    pub(crate) shift: u32,
 }
 
 impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
@@ -80,12 +80,23 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
     /// Empties the set, with room for `keys` keys, and takes slot bits below the top `shift`
     /// bits of the hash from now on.
     pub fn reset(&mut self, shift: u32, keys: usize) {
+        self.reset_with(shift, keys, |t| t.fill(0));
+    }
+
+    /// [`CountSet::reset`], the table's slots zeroed by `zero` (on a thread pool, say).
+    pub fn reset_with(&mut self, shift: u32, keys: usize, zero: impl FnOnce(&mut [u32])) {
         self.shift = shift;
-        self.clear_for(keys);
+        self.clear_for_with(keys, zero);
     }
 
     /// Empties the set, keeping room for at least `keys` keys without growing.
     pub fn clear_for(&mut self, keys: usize) {
+        self.clear_for_with(keys, |t| t.fill(0));
+    }
+
+    /// [`CountSet::clear_for`], the table's slots zeroed by `zero` (on a thread pool, say):
+    /// it is given the slots that may not be zero (a larger table's fresh pages are).
+    pub fn clear_for_with(&mut self, keys: usize, zero: impl FnOnce(&mut [u32])) {
         if keys == 0 && self.len == 0 {
             // Already clear, and room is made on demand: nothing to map.
             return;
@@ -94,21 +105,20 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         if want > self.capacity() || want < self.capacity() / 4 {
             // Shrinking too, when much smaller: a smaller table is faster to clear and probe.
             self.len = 0;
-            self.reserve_slots(want);
+            self.reserve_slots(want, zero);
         } else if self.len > 0 {
             // A set that never held a key is already clear.
-            self.table.as_mut_slice().fill(0);
+            self.table.resize_zeroed_with(self.capacity(), zero);
             self.len = 0;
         }
     }
 
-    /// Makes the table an empty one of `slots` slots and the key and count arrays room for
-    /// `slots / 2` keys, keeping the stored keys and counts (the caller re-inserts them into
-    /// the table). Memory is reused: only the table is cleared.
-    fn reserve_slots(&mut self, slots: usize) {
+    /// Makes the table an empty one of `slots` slots (zeroed by `zero`) and the key and count
+    /// arrays room for `slots / 4` keys, keeping the stored keys and counts (the caller
+    /// re-inserts them into the table). Memory is reused: only the table is cleared.
+    fn reserve_slots(&mut self, slots: usize, zero: impl FnOnce(&mut [u32])) {
         debug_assert!(slots.is_power_of_two());
-        self.table.resize(slots);
-        self.table.as_mut_slice().fill(0);
+        self.table.resize_zeroed_with(slots, zero);
         self.bits = slots.trailing_zeros();
         // Element 0 is the sentinel (keys) or unused (counts).
         self.keys.resize(slots / SLOTS_PER_KEY + 1);
@@ -249,9 +259,40 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         }
     }
 
+    /// One past the highest element number the table has room for.
+    pub(crate) fn room_end(&self) -> usize {
+        self.capacity() / SLOTS_PER_KEY + 1
+    }
+
+    /// The table, keys and counts (all of their elements, element 0 included).
+    pub(crate) fn arrays_mut(&mut self) -> (&mut [u32], &mut [K], &mut [C]) {
+        (self.table.as_mut_slice(), self.keys.as_mut_slice(), self.counts.as_mut_slice())
+    }
+
+    /// Empties the set, keeping its table's size.
+    pub(crate) fn clear_all(&mut self) {
+        self.table.as_mut_slice().fill(0);
+        self.len = 0;
+    }
+
+    /// Moves the key and counts of element `from` to element `to`, re-pointing its slot.
+    pub(crate) fn move_element(&mut self, from: usize, to: usize) {
+        let key = self.keys.as_slice()[from];
+        let counts = self.counts.as_slice()[from];
+        self.keys.as_mut_slice()[to] = key;
+        self.counts.as_mut_slice()[to] = counts;
+        let mask = self.capacity() - 1;
+        let mut i = self.slot(&key);
+        let table = self.table.as_mut_slice();
+        while table[i] as usize != from {
+            i = (i + 1) & mask;
+        }
+        table[i] = to as u32;
+    }
+
     #[cold]
     fn grow(&mut self) {
-        self.reserve_slots((2 * self.capacity()).max(MIN_SLOTS));
+        self.reserve_slots((2 * self.capacity()).max(MIN_SLOTS), |t| t.fill(0));
         let mask = self.capacity() - 1;
         for e in 1..=self.len {
             let mut i = self.slot(&self.keys.as_slice()[e]);
@@ -282,7 +323,7 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
 /// The slot of a key whose hash is `hash` in a table of `2^bits` slots that takes its slot
 /// bits below the top `shift` bits of the hash (those choose the shard).
 #[inline(always)]
-fn slot_of(hash: u64, shift: u32, bits: u32) -> usize {
+pub(crate) fn slot_of(hash: u64, shift: u32, bits: u32) -> usize {
     ((hash << shift) >> (64 - bits)) as usize
 }
 

@@ -178,6 +178,8 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     chunks: Vec<Chunk<R::Key, W::Sum>>,
     /// Positions of the last depth per position of the one before: sizes the next tables.
     growth: f64,
+    /// Records (successors stored) per position at the last depth: sizes the buckets.
+    fanout: f64,
     /// Seconds of the last step's expand and insert phases.
     phase_seconds: [f64; 2],
     /// Count distinct boards at every depth (costs a set of the full boards and a full last
@@ -254,6 +256,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             next: Frontier::new(0),
             chunks: Vec::new(),
             growth: 4.0,
+            fanout: 8.0,
             phase_seconds: [0.0; 2],
             count_boards: false,
             ended: frontier::CountSet::new(0),
@@ -513,12 +516,21 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         // On one thread, the successors go straight into one set: no records, no shards.
         // (Asking rayon for its thread count starts the pool: only for a parallel depth.)
         let position = std::mem::size_of::<R::Key>() + std::mem::size_of::<W::Count>() + 8;
+        let threads = if parallel { rayon::current_num_threads() } else { 1 };
+        // Threads fill one set at once where their shares would not fit in their caches
+        // anyway and the counts are one word; else, in parallel, records go through shards.
+        let shared = parallel && W::SHARED_FILL && !fits_cache(self.cur.len(), position, threads);
         let shard_bits =
-            if parallel { shard_bits_for(self.cur.len(), position, rayon::current_num_threads()) } else { 0 };
+            if parallel && !shared { shard_bits_for(self.cur.len(), position, threads) } else { 0 };
         let expect = self.cur.len() as f64 * self.growth * 1.2 / (1u64 << shard_bits) as f64;
         self.next.resize_shards(shard_bits);
-        for_each_mut(parallel, self.next.shards_mut(), |_, s| s.reset(shard_bits, expect as usize + 16));
-        let (rules, weights, cur, next) = (self.rules, self.weights, &self.cur, &mut self.next);
+        // One large set (a shared fill) is cleared by all threads.
+        let one = self.next.shards().len() == 1;
+        for_each_mut(parallel, self.next.shards_mut(), |_, s| {
+            s.reset_with(shard_bits, expect as usize + 16, |slots| zero(parallel && one, slots))
+        });
+        let (rules, weights, cur, next, fanout) =
+            (self.rules, self.weights, &self.cur, &mut self.next, self.fanout);
         let (mut records, mut ended) = (0, W::Sum::zero());
         // What an expanded chunk found besides the successors it stored or bucketed.
         let mut gather = |c: &Chunk<R::Key, W::Sum>, ended_set: &mut frontier::CountSet<R::Key, W::Count>| {
@@ -529,13 +541,41 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 ended_set.insert(r.key, &r.counts(rules, weights, parents));
             }
         };
-        if parallel {
+        if shared {
+            // Every thread expands chunks straight into the one next set, as on one thread.
+            let mut room = expect as usize + 16;
+            loop {
+                let t0 = Instant::now();
+                let chunks = &mut self.chunks;
+                let filled = next.shard_mut(0).fill_shared(|shared| {
+                    chunks.par_iter_mut().for_each_init(
+                        || shared.claim(),
+                        |claim, c| {
+                            if !shared.overflowed() {
+                                c.records = dispatch::direct(rules, weights, cur, c, claim, count_boards);
+                            }
+                        },
+                    )
+                });
+                self.phase_seconds[0] += t0.elapsed().as_secs_f64();
+                if filled.is_ok() {
+                    break;
+                }
+                // The estimate fell short: again, with twice the room.
+                room *= 2;
+                next.shard_mut(0).clear_for(room);
+            }
+            for c in self.chunks.iter() {
+                records += c.records;
+                gather(c, &mut self.ended);
+            }
+        } else if parallel {
             // A block of chunks is expanded, then inserted, before the next: the records in
             // flight (and the memory they need) stay bounded.
             for block in self.chunks.chunks_mut(BLOCK_CHUNKS) {
                 let t0 = Instant::now();
                 for_each_mut(parallel, block, |_, c| {
-                    dispatch::expand(rules, weights, cur, c, shard_bits, count_boards)
+                    dispatch::expand(rules, weights, cur, c, shard_bits, fanout, count_boards)
                 });
                 let t1 = Instant::now();
                 for c in block.iter() {
@@ -567,6 +607,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             stats.boards = Some(stored + count(&self.ended));
         }
         self.growth = states as f64 / self.cur.len().max(1) as f64;
+        self.fanout = records as f64 / self.cur.len().max(1) as f64;
         std::mem::swap(&mut self.cur, &mut self.next);
         (ended, states as u64, records as u64)
     }
@@ -592,6 +633,15 @@ fn for_each_mut<T: Send>(parallel: bool, items: &mut [T], f: impl Fn(usize, &mut
     }
 }
 
+/// Zeroes `slots`, on the thread pool when `parallel`.
+fn zero(parallel: bool, slots: &mut [u32]) {
+    if parallel {
+        slots.par_chunks_mut(1 << 16).for_each(|s| s.fill(0));
+    } else {
+        slots.fill(0);
+    }
+}
+
 /// Shards for a next frontier grown from `len` positions of `bytes` each (key, counts and
 /// table slots), on `threads` threads: one a thread while a thread's share fits in a core's
 /// cache ([`SHARE_BYTES`]: each thread then expands into as few buckets as possible and
@@ -599,7 +649,7 @@ fn for_each_mut<T: Send>(parallel: bool, items: &mut [T], f: impl Fn(usize, &mut
 /// filled stays in cache, at most 2^12 shards.
 fn shard_bits_for(len: usize, bytes: usize, threads: usize) -> u32 {
     let least = threads.next_power_of_two().trailing_zeros();
-    if len / threads.max(1) * bytes <= SHARE_BYTES {
+    if fits_cache(len, bytes, threads) {
         return least;
     }
     let mut bits = 0;
@@ -607,6 +657,12 @@ fn shard_bits_for(len: usize, bytes: usize, threads: usize) -> u32 {
         bits += 1;
     }
     bits.max(least)
+}
+
+/// True when a thread's share of a next frontier grown from `len` positions of `bytes` each
+/// fits in its core's cache ([`SHARE_BYTES`]).
+fn fits_cache(len: usize, bytes: usize, threads: usize) -> bool {
+    len / threads.max(1) * bytes <= SHARE_BYTES
 }
 
 /// A thread's share of the next frontier that still counts as small: about a core's L2.
@@ -634,13 +690,19 @@ pub(crate) fn expand<R: Rules, W: Weights>(
     cur: &Frontier<R::Key, W::Count>,
     c: &mut Chunk<R::Key, W::Sum>,
     shard_bits: u32,
+    fanout: f64,
     count_boards: bool,
 ) {
     let shards = 1usize << shard_bits;
     c.succ.resize(R::BUFFER, R::Key::ZERO);
     c.buckets.resize_with(shards, Vec::new);
+    // Room for the records expected (`fanout` a position, a margin over the last depth's):
+    // a bucket that grows reallocates, and with some allocators (musl's) every reallocation
+    // of a large block maps and unmaps memory, flushing the other threads' TLBs.
+    let room = ((c.end - c.start) as f64 * fanout * 1.25) as usize / shards + 16;
     for b in &mut c.buckets {
         b.clear();
+        b.reserve(room);
     }
     c.full.clear();
     let mut acc = W::Sum::zero();
@@ -665,6 +727,42 @@ pub(crate) fn expand<R: Rules, W: Weights>(
     c.ended_paths = paths;
 }
 
+/// Where [`direct`] puts the successors it keeps: the next frontier's only set (one thread),
+/// or one thread's [`Claim`](frontier::Claim) on it while all threads fill it at once.
+pub(crate) trait Sink<K, C> {
+    /// Hints the CPU to fetch the slot of a key whose hash is `hash`.
+    fn prefetch_hash(&self, hash: u64);
+
+    /// Inserts a batch of (hash, key, counts) whose slots were prefetched. False when the set
+    /// turned out too small (the depth is then done again with more room).
+    fn insert(&mut self, batch: &[(u64, K, C)]) -> bool;
+}
+
+impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::CountSet<K, C> {
+    #[inline(always)]
+    fn prefetch_hash(&self, hash: u64) {
+        frontier::CountSet::prefetch_hash(self, hash);
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, batch: &[(u64, K, C)]) -> bool {
+        self.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
+        true
+    }
+}
+
+impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::Claim<'_, '_, K, C> {
+    #[inline(always)]
+    fn prefetch_hash(&self, hash: u64) {
+        frontier::Claim::prefetch_hash(self, hash);
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, batch: &[(u64, K, C)]) -> bool {
+        self.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2)
+    }
+}
+
 /// Successors inserted (with their counts) in a batch: their slots are prefetched as they are
 /// made, and have arrived by the time the batch is inserted.
 const DIRECT_BATCH: usize = 192;
@@ -676,21 +774,18 @@ const DIRECT_BATCH: usize = 192;
 /// Its successor loop repeats [`expand`]'s on purpose: one loop generic over what happens to
 /// a successor (closures over a sink) measured 2-5% slower on this path.
 #[inline(always)]
-pub(crate) fn direct<R: Rules, W: Weights>(
+pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
     rules: &R,
     weights: W,
     cur: &Frontier<R::Key, W::Count>,
     c: &mut Chunk<R::Key, W::Sum>,
-    set: &mut frontier::CountSet<R::Key, W::Count>,
+    set: &mut S,
     count_boards: bool,
 ) -> usize {
     c.succ.resize(R::BUFFER, R::Key::ZERO);
     c.full.clear();
     let mut batch = vec![(0u64, R::Key::ZERO, W::Count::zero()); DIRECT_BATCH + R::BUFFER];
     let mut len = 0;
-    let insert = |set: &mut frontier::CountSet<R::Key, W::Count>, batch: &[(u64, R::Key, W::Count)]| {
-        set.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
-    };
     let (mut acc, mut paths, mut records) = (W::Sum::zero(), 0u32, 0);
     for (i, (&k, n)) in c.positions(cur).enumerate() {
         let n_succ = rules.successors_into(k, &mut c.succ);
@@ -712,12 +807,14 @@ pub(crate) fn direct<R: Rules, W: Weights>(
         }
         if len >= DIRECT_BATCH {
             records += len;
-            insert(set, &batch[..len]);
+            if !set.insert(&batch[..len]) {
+                return records;
+            }
             len = 0;
         }
     }
     records += len;
-    insert(set, &batch[..len]);
+    set.insert(&batch[..len]);
     c.acc = acc;
     c.ended_paths = paths;
     records
@@ -783,4 +880,42 @@ pub(crate) fn last<R: Rules, W: Weights>(
         weights.end(&mut acc, n, &rules.successor_hashes(k));
     }
     c.acc = acc;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::weights::Orbits;
+    use state::{Grid, Level, Shape};
+
+    /// A shared fill whose room was estimated far too small overflows, and the depth is done
+    /// again with more room: the frontiers still match a search whose estimates were right.
+    #[test]
+    fn a_shared_fill_that_overflows_is_redone() {
+        let rules = Grid::<u64>::new(Shape::new(4, 4).unwrap(), Level::Portable);
+        let start = rules.pack(&[0; 16]);
+        let orbits = Orbits::of(&rules, start).expect("the empty board is symmetric");
+        let frontier = |underestimate: bool| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+            pool.install(|| {
+                let mut search = Search::new(&rules, orbits);
+                let (c, t) = rules.canonical(start);
+                search.cur.reset(0, 1);
+                search.cur.shard_mut(0).insert(c, &orbits.start(&rules, t));
+                for _ in 0..13 {
+                    if underestimate {
+                        search.growth = 1e-3;
+                    }
+                    search.step(&mut DepthStats::default());
+                }
+                let mut positions: Vec<(u64, u64)> =
+                    search.cur.shards().iter().flat_map(|s| s.iter()).map(|(k, n)| (*k, *n)).collect();
+                positions.sort_unstable();
+                positions
+            })
+        };
+        let (right, wrong) = (frontier(false), frontier(true));
+        assert!(right.len() >= 1 << 18, "depth 13 is past the shared-fill threshold");
+        assert_eq!(right, wrong);
+    }
 }

@@ -35,7 +35,7 @@ const RESULTS_HEADER: &str = "\
 
 Whole-process timings appended by `cargo xtask bench`, newest last. Each row gives the median and \
 the spread (min–max) of N timed runs, after one warm-up run, of our release solver (the binary of \
-`cargo xtask dist`: statically linked on Linux with glibc) and of the C++ \
+`cargo xtask dist`: statically linked on Linux, with musl where installed, else glibc) and of the C++ \
 yardstick (`../shared/anchor/anchor.cpp`: single-threaded, 3x3 board only), the two alternating run \
 by run; the ratio is our median over the baseline's (below 1: we are faster). Rows marked \
 `(vs ...)` take our own solver in another configuration as the baseline instead (one thread; the \

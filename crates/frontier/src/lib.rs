@@ -7,6 +7,8 @@
 //!   [`bytemuck::Pod`] type) with [`Tally`] payloads (`[u32; L]` added lane by lane, or one
 //!   `u64`, both wrapping) merged when a key is inserted again. Dense keys and counts in insertion order, a `u32` index table with
 //!   linear probing at load factor at most 1/4, software prefetch of a key's slot.
+//! * [`SharedSet`] ([`CountSet::fill_shared`]): one set filled by several threads at once,
+//!   each inserting through its own [`Claim`], without a lock.
 //! * [`Frontier`]: `2^b` shards; a key's shard is the top `b` bits of its hash, so the shards
 //!   are independent: each can be filled by its own thread, in any order, with the same result.
 //! * [`MmapArray`]: the storage, anonymous memory maps (memmap2) whose pages cost nothing

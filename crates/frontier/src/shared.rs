@@ -144,6 +144,24 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     ///
     /// The keys and their counts are the same as if every item had been inserted by
     /// [`CountSet::insert`]; their dense order depends on how the threads interleave.
+    ///
+    /// ```
+    /// use frontier::{key_hash, CountSet};
+    ///
+    /// let mut set = CountSet::<u64, u64>::new(0);
+    /// set.clear_for(1000); // room for 1000 keys
+    /// let items: Vec<u64> = (0..4000).map(|i| i % 700).collect();
+    /// set.fill_shared(|shared| {
+    ///     std::thread::scope(|s| {
+    ///         for part in items.chunks(1000) {
+    ///             s.spawn(|| shared.claim().insert_prefetched(part, key_hash, |&k| k, |_| 1));
+    ///         }
+    ///     })
+    /// })
+    /// .expect("700 keys fit");
+    /// assert_eq!(set.len(), 700);
+    /// assert_eq!(set.get(&5), Some(&6)); // 5 is inserted 6 times (5, 705, ... 3505)
+    /// ```
     pub fn fill_shared<R>(&mut self, fill: impl FnOnce(&SharedSet<'_, K, C>) -> R) -> Result<R, Overflow> {
         if self.capacity() == 0 {
             self.clear_for(1);

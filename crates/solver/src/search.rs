@@ -64,7 +64,8 @@ pub struct DepthStats {
     /// Of which inserting the records into the new frontier.
     pub insert_seconds: f64,
     /// Peak resident memory of the process so far, in bytes (Linux; 0 elsewhere), as last read:
-    /// it is read only after depths that took over a millisecond (0 until then).
+    /// it is read only after depths that took over a millisecond, at most once in 10 ms (0
+    /// until then).
     pub peak_memory: u64,
     /// Bytes written to disk at this depth (frontiers on disk and checkpoints only).
     pub bytes_written: u64,
@@ -294,8 +295,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         first.seconds = t0.elapsed().as_secs_f64();
         // Reading /proc costs tens of microseconds, a good share of a small search: the peak is
         // read only after depths that took over a millisecond (it cannot have moved much in
-        // the others), so a search that quick reports none.
-        let mut peak = 0;
+        // the others), at most once in `PEAK_EVERY`, so a search that quick reports none.
+        let (mut peak, mut peak_read) = (0, None::<Instant>);
         observe(&first);
         out.stats.push(first);
         add(&mut out.total, &ended);
@@ -352,8 +353,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             stats.seconds = t.elapsed().as_secs_f64();
             stats.expand_seconds = self.phase_seconds[0];
             stats.insert_seconds = self.phase_seconds[1];
-            if stats.seconds > 1e-3 {
+            if stats.seconds > 1e-3 && peak_read.map_or(true, |r| r.elapsed() >= PEAK_EVERY) {
                 peak = peak_memory();
+                peak_read = Some(Instant::now());
             }
             stats.peak_memory = peak;
             observe(&stats);
@@ -384,8 +386,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// [`Search::counted_bytes`].
     fn next_bytes(&self, limit: u64) -> f64 {
         let counted = self.counted_bytes();
-        if counted < limit as f64 / 64.0 && counted < SMALL_BYTES {
-            // Far below the limit: not worth reading /proc at every depth of a small search.
+        if counted < limit as f64 / 16.0 {
+            // Far below the limit (what is resident runs at most a few times over the count):
+            // not worth reading /proc at every depth.
             return counted;
         }
         // A depth's peak (both frontiers and the records in flight) runs up to ~1.7x over
@@ -612,6 +615,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         (ended, states as u64, records as u64)
     }
 }
+
+/// The least time between two reads of the peak memory (see [`DepthStats::peak_memory`]).
+const PEAK_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Below this many bytes a search is small: no /proc reads for its memory checks.
 const SMALL_BYTES: f64 = (16 << 20) as f64;

@@ -324,6 +324,9 @@ fn drive<R: Rules>(
     let (rules, depth, config, disk) = (job.rules, job.depth, job.config, &job.disk);
     // Distinct positions per record, from the last depth merged.
     let mut distinct = 0.5f64;
+    // The expanded pieces of a block, their buffers reused from block to block (a fresh one
+    // each time would map and unmap memory with some allocators, musl's among them).
+    let mut pieces: Vec<Piece<R::Key>> = Vec::new();
     while manifest.depth < depth && cur.states > 0 {
         let d = manifest.depth + 1;
         let t = Instant::now();
@@ -364,11 +367,12 @@ fn drive<R: Rules>(
             for q in 0..cur.parts {
                 stats.bytes_read +=
                     RecordReader::<R::Key, 8>::open(&cur.file(q))?.for_each_block(BLOCK, |recs| {
-                        let pieces: Vec<Piece<R::Key>> = recs
-                            .par_chunks(1024)
-                            .map(|r| crate::dispatch::disk_expand(rules, r, bits))
-                            .collect();
-                        for p in pieces {
+                        let n = recs.len().div_ceil(PIECE);
+                        pieces.resize_with(pieces.len().max(n), Piece::default);
+                        recs.par_chunks(PIECE)
+                            .zip(&mut pieces[..n])
+                            .for_each(|(r, p)| crate::dispatch::disk_expand(rules, r, bits, p));
+                        for p in &pieces[..n] {
                             add(&mut ended, &p.acc);
                             stats.ended_paths = stats.ended_paths.wrapping_add(p.paths);
                             stats.records += p.records.len() as u64;
@@ -577,21 +581,40 @@ fn partition_bits<K>(expected_states: f64, memory_limit: u64) -> u32 {
     bits
 }
 
+/// Positions of a block expanded by one task.
+const PIECE: usize = 1024;
+
 /// What expanding a piece of a block produced.
 pub(crate) struct Piece<K> {
     records: Vec<(u32, K, Counts)>,
     acc: Counts,
     paths: u32,
+    /// Scratch: the successors of one position.
+    succ: Vec<K>,
 }
 
-/// Expands positions into (partition, canonical key, permuted counts) records.
+impl<K> Default for Piece<K> {
+    fn default() -> Self {
+        Piece { records: Vec::new(), acc: [0; 8], paths: 0, succ: Vec::new() }
+    }
+}
+
+/// Expands positions into (partition, canonical key, permuted counts) records, in `p` (whose
+/// buffers are reused).
 #[inline(always)]
-pub(crate) fn expand_piece<R: Rules>(rules: &R, positions: &[(R::Key, Counts)], bits: u32) -> Piece<R::Key> {
-    let mut succ = vec![R::Key::ZERO; R::BUFFER];
-    let mut p = Piece { records: Vec::with_capacity(positions.len() * 4), acc: [0; 8], paths: 0 };
+pub(crate) fn expand_piece<R: Rules>(
+    rules: &R,
+    positions: &[(R::Key, Counts)],
+    bits: u32,
+    p: &mut Piece<R::Key>,
+) {
+    p.succ.resize(R::BUFFER, R::Key::ZERO);
+    p.records.clear();
+    (p.acc, p.paths) = ([0; 8], 0);
+    let succ = &mut p.succ;
     for (k, n) in positions {
         let k = *k;
-        let m = rules.successors_into(k, &mut succ);
+        let m = rules.successors_into(k, succ);
         for &s in &succ[..m] {
             if rules.is_full(s) {
                 Lanes.end(&mut p.acc, n, &rules.hashes(s));
@@ -602,7 +625,6 @@ pub(crate) fn expand_piece<R: Rules>(rules: &R, positions: &[(R::Key, Counts)], 
             }
         }
     }
-    p
 }
 
 /// The last depth over a block: Σ counts × summed successor hashes, in parallel.

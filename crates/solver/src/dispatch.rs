@@ -40,5 +40,5 @@ kernel!(search::insert as insert, insert_avx2, <W: Weights> (rules: &R, weights:
 kernel!(search::direct as direct, direct_avx2, <W: Weights, S: search::Sink<R::Key, W::Count>> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>, set: &mut S, count_boards: bool) -> usize);
 kernel!(search::last_two as last_two, last_two_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>));
 kernel!(search::last as last, last_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>));
-kernel!(disk::expand_piece as disk_expand, disk_expand_avx2, <> (rules: &R, positions: &[(R::Key, Counts)], bits: u32) -> Piece<R::Key>);
+kernel!(disk::expand_piece as disk_expand, disk_expand_avx2, <> (rules: &R, positions: &[(R::Key, Counts)], bits: u32, p: &mut Piece<R::Key>));
 kernel!(disk::last_block as disk_last, disk_last_avx2, <> (rules: &R, positions: &[(R::Key, Counts)]) -> Counts);

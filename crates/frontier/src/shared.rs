@@ -10,8 +10,9 @@
 //!   key, and the probe carries on from the winner's element (which may be `k` itself).
 //!
 //! Claims take elements in blocks from one atomic counter (or what ended claims gave back) and
-//! give back what they did not use when they end; [`CountSet::fill_shared`] then moves the highest elements into those holes
-//! (re-pointing their slots), so the keys and counts are dense again.
+//! give back what they did not use when they end; [`CountSet::fill_shared`] then moves the
+//! highest elements into those holes (re-pointing their slots), so the keys and counts are
+//! dense again.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};

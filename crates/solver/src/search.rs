@@ -12,13 +12,16 @@
 //!
 //! On one thread (or a frontier too small to share out, [`PARALLEL_MIN`]) the two phases are
 //! one ([`direct`]): each successor goes straight into a single set, its slot prefetched a
-//! batch ahead, with no records written and read back.
+//! batch ahead, with no records written and read back. On several threads, a frontier past
+//! the cores' caches whose positions carry one count ([`Weights::SHARED_FILL`]) is done the
+//! same way by every thread at once, into one lock-free [`frontier::SharedSet`].
 //!
 //! At the last depth nothing is generated: each position adds its counts times the summed
 //! hashes of its successors ([`Rules::successor_hashes`]). The counts a position stands for
 //! are [`Weights`]: 8 lanes, or one orbit mass when every symmetry fixes the start. Chunks and
 //! shards depend only on the data, and wrapping sums commute, so the answer (and every
-//! statistic) is the same for any number of threads, whichever way a depth ran.
+//! statistic) is the same for any number of threads, whichever way a depth ran (a shared
+//! fill's dense order depends on the threads' timing; no result does).
 
 use std::time::Instant;
 
@@ -527,10 +530,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             if parallel && !shared { shard_bits_for(self.cur.len(), position, threads) } else { 0 };
         let expect = self.cur.len() as f64 * self.growth * 1.2 / (1u64 << shard_bits) as f64;
         self.next.resize_shards(shard_bits);
-        // One large set (a shared fill) is cleared by all threads.
-        let one = self.next.shards().len() == 1;
+        // The one large set of a shared fill is cleared by all threads; shards by one each.
         for_each_mut(parallel, self.next.shards_mut(), |_, s| {
-            s.reset_with(shard_bits, expect as usize + 16, |slots| zero(parallel && one, slots))
+            s.reset_with(shard_bits, expect as usize + 16, |slots| zero(shared, slots))
         });
         let (rules, weights, cur, next, fanout) =
             (self.rules, self.weights, &self.cur, &mut self.next, self.fanout);
@@ -820,6 +822,7 @@ pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
         }
     }
     records += len;
+    // A shared set that ran out of room says so when its fill ends (the depth is redone).
     set.insert(&batch[..len]);
     c.acc = acc;
     c.ended_paths = paths;

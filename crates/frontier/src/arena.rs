@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
-use bytemuck::Pod;
+use bytemuck::Zeroable;
 use memmap2::{MmapMut, MmapOptions};
 
 /// Address space reserved by a new array unless it asks for more: 256 MiB. Pages cost nothing
@@ -11,13 +11,19 @@ use memmap2::{MmapMut, MmapOptions};
 /// or copying, and the pages a run has touched stay mapped for the next use.
 pub const DEFAULT_RESERVE_BYTES: usize = 256 << 20;
 
-/// An array of `T` whose length can change within a reserved anonymous memory map (memmap2).
+/// Pre-faulting at least this many bytes at once asks for transparent huge pages (Linux,
+/// where the system grants them on request: `madvise` mode): an array that large is a big
+/// table, and small runs keep their small pages.
+const HUGE_BYTES: usize = 2 << 20;
+
+/// An array of `T` (any plain data that zero bytes make valid) whose length can change within
+/// a reserved anonymous memory map (memmap2).
 ///
 /// * Fresh pages read as zero; pages keep whatever was written to them when the array
 ///   shrinks and grows again (callers that need zeroes after a shrink clear them).
 /// * Growing past the reservation maps a larger region and copies the live prefix.
 #[derive(Debug)]
-pub struct MmapArray<T: Pod> {
+pub struct MmapArray<T: Zeroable + Copy> {
     map: Option<MmapMut>,
     /// The start of `map` (dangling while there is none): kept so that a slice of the
     /// elements costs no conversion (hot loops take one per element).
@@ -28,10 +34,12 @@ pub struct MmapArray<T: Pod> {
     /// Elements at or above this have never been handed out since the map was made: they
     /// are zero.
     touched: usize,
+    /// The map was asked for transparent huge pages.
+    huge: bool,
     _t: PhantomData<T>,
 }
 
-impl<T: Pod> MmapArray<T> {
+impl<T: Zeroable + Copy> MmapArray<T> {
     /// `len` zeroed elements, in a reservation of at least `DEFAULT_RESERVE_BYTES` (256 MiB).
     ///
     /// # Panics
@@ -43,6 +51,7 @@ impl<T: Pod> MmapArray<T> {
             len: 0,
             populated: 0,
             touched: 0,
+            huge: false,
             _t: PhantomData,
         };
         a.resize(len);
@@ -66,13 +75,17 @@ impl<T: Pod> MmapArray<T> {
                 .map_anon()
                 .or_else(|_| MmapOptions::new().len(len * size).map_anon())
                 .unwrap_or_else(|e| panic!("cannot map {bytes} bytes of anonymous memory: {e}"));
-            if let Some(old) = &self.map {
-                let live = self.len * size;
-                map[..live].copy_from_slice(&old[..live]);
-            }
             assert!(map.as_ptr() as usize % std::mem::align_of::<T>() == 0, "maps are page-aligned");
-            self.ptr = NonNull::new(map.as_mut_ptr().cast::<T>()).expect("a map is never at address 0");
+            let ptr = NonNull::new(map.as_mut_ptr().cast::<T>()).expect("a map is never at address 0");
+            // Element by element, not byte by byte: a `T` may have padding bytes, which are
+            // not to be read.
+            let live = self.as_slice();
+            // SAFETY: the new map is aligned for `T` (checked) and holds at least `len >
+            // self.len` elements, all zero (a valid `T`: `Zeroable`); it is not yet shared.
+            unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr(), live.len()) }.copy_from_slice(live);
+            self.ptr = ptr;
             self.map = Some(map);
+            self.huge = false;
             self.populated = self.len;
             self.touched = self.len;
         }
@@ -105,6 +118,13 @@ impl<T: Pod> MmapArray<T> {
             let start = from * size / PAGE * PAGE;
             let end = (to * size).min(map.len());
             if end >= start + (64 << 10) {
+                if end - start >= HUGE_BYTES && !self.huge {
+                    // Large arrays are read and written at random (hash tables): with 2 MiB
+                    // pages a lookup rarely misses the TLB, and a page is zeroed and mapped
+                    // in one step instead of 512.
+                    let _ = map.advise(memmap2::Advice::HugePage);
+                    self.huge = true;
+                }
                 let _ = map.advise_range(memmap2::Advice::PopulateWrite, start, end - start);
                 self.populated = to;
             }
@@ -128,8 +148,9 @@ impl<T: Pod> MmapArray<T> {
     pub fn as_slice(&self) -> &[T] {
         // SAFETY: `ptr` is the start of `map` and aligned for `T` (checked when mapped), or
         // dangling (and aligned) with `len == 0`; the map holds at least `len` elements (see
-        // `resize`), all initialised (anonymous maps start zeroed, and any bytes are a valid
-        // `T: Pod`); the borrow of `self` keeps the map alive and unchanged.
+        // `resize`), each a valid `T`: zero bytes (anonymous maps start zeroed; `T:
+        // Zeroable`) or a `T` written before; the borrow of `self` keeps the map alive and
+        // unchanged.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
@@ -143,9 +164,9 @@ impl<T: Pod> MmapArray<T> {
 
 // SAFETY: the array owns its map (like a `Vec<T>` its buffer); `ptr` is only dereferenced
 // through `&self` or `&mut self`, so sending or sharing the array is as safe as for `T`.
-unsafe impl<T: Pod + Send> Send for MmapArray<T> {}
+unsafe impl<T: Zeroable + Copy + Send> Send for MmapArray<T> {}
 // SAFETY: as above.
-unsafe impl<T: Pod + Sync> Sync for MmapArray<T> {}
+unsafe impl<T: Zeroable + Copy + Sync> Sync for MmapArray<T> {}
 
 #[cfg(test)]
 mod tests {

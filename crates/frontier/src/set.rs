@@ -1,6 +1,7 @@
-//! One shard: an open-addressing set of keys, each with a [`Tally`] of path counts.
+//! One shard: an open-addressing hash table of keys, each stored in its slot beside its
+//! [`Tally`] of path counts.
 
-use bytemuck::Pod;
+use bytemuck::{Pod, Zeroable};
 
 use crate::Tally;
 
@@ -14,31 +15,87 @@ const MIN_SLOTS: usize = 16;
 /// How many items ahead [`CountSet::insert_many`] prefetches table slots.
 const PREFETCH_DISTANCE: usize = 8;
 
-/// Table slots a key: the load factor stays at or below `1 / SLOTS_PER_KEY`.
-const SLOTS_PER_KEY: usize = 4;
+/// Table slots a key: the load factor stays at or below `1 / SLOTS_PER_KEY` while keys are
+/// inserted one thread at a time (a shared fill may take it to 3/4, see
+/// [`CountSet::fill_shared`]).
+pub(crate) const SLOTS_PER_KEY: usize = 2;
+
+/// One slot of a [`CountSet`]'s table: empty, or a key with its counts.
+///
+/// The key is stored with every bit inverted, so that an all-zero slot (what a fresh page of
+/// memory holds, and what clearing writes) is an empty one, with zero counts ready to be
+/// added to. The price: the key whose bits are all ones (`u64::MAX`, say) cannot be stored.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct Slot<K, C> {
+    pub(crate) stored: K,
+    pub(crate) count: C,
+}
+
+// SAFETY: both fields are `Pod`, so all-zero bytes are a valid `Slot` (an empty one).
+unsafe impl<K: Pod, C: Pod> Zeroable for Slot<K, C> {}
+
+impl<K: Pod + Eq, C: Tally> Slot<K, C> {
+    /// An empty slot (all zero): what clearing a table writes into each of its slots.
+    #[inline(always)]
+    pub fn empty() -> Self {
+        Self::zeroed()
+    }
+
+    /// The key, or `None` for an empty slot.
+    #[inline(always)]
+    pub fn key(&self) -> Option<K> {
+        (!self.is_empty()).then(|| invert(self.stored))
+    }
+
+    /// The counts (zero in an empty slot).
+    #[inline(always)]
+    pub fn count(&self) -> &C {
+        &self.count
+    }
+
+    /// True when the slot holds no key.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.stored == K::zeroed()
+    }
+}
+
+/// `key` with every bit inverted: how a [`Slot`] stores it.
+#[inline(always)]
+pub(crate) fn invert<K: Pod>(mut key: K) -> K {
+    for b in bytemuck::bytes_of_mut(&mut key) {
+        *b = !*b;
+    }
+    key
+}
+
+/// A key as its slot stores it; panics on the one key that cannot be stored (all ones).
+#[inline(always)]
+pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
+    let s = invert(key);
+    assert!(s != K::zeroed(), "a CountSet cannot store the key whose bits are all ones");
+    s
+}
 
 /// An open-addressing hash set of keys with [`Tally`] payloads (lanes of wrapping counters,
 /// say), merged by [`Tally::merge`] when a key is inserted again.
 ///
-/// * Keys and payloads are *dense*, in insertion order, in two [`MmapArray`]s whose element 0
-///   is not a key: the `n`th key inserted is element `n + 1`. The table is a power-of-two array
-///   of `u32` slots holding element numbers (0 marks an empty slot, so a fresh map is an empty
-///   table), probed linearly.
-/// * Element 0 of the keys is the probe's sentinel: an insertion writes its key there first,
-///   so that an empty slot and the key's own slot end the probe loop on the same comparison
-///   (one branch, taken only on a collision, instead of a found-or-empty branch that the CPU
-///   would mispredict for a good share of the inserts).
-/// * The table's load factor stays at or below `1 / SLOTS_PER_KEY` (1/4): probes are short
+/// * The table is a power-of-two array of [`Slot`]s in an [`MmapArray`], each a key and its
+///   counts side by side, probed linearly: an insert touches one slot (one cache line,
+///   mostly), whose address follows from the key's hash alone, so it can be prefetched.
+/// * An all-zero slot is empty (keys are stored inverted): a fresh map is an empty table,
+///   and an empty slot's counts are zero already, so a new key and a present one are merged
+///   the same way. The key with all bits set cannot be stored (inserting it panics).
+/// * The table's load factor stays at or below `1 / SLOTS_PER_KEY` (1/2): probes are short
 ///   and always end.
 /// * Which slot a key lands in is decided by the bits below the top `shift` bits of its hash;
 ///   the top bits are left to choose the shard (see [`crate::Frontier`]).
-/// * Insertion order decides the dense order: the same inserts in the same order give the same
-///   arrays.
+/// * The keys are read back in table order ([`CountSet::iter`], or [`CountSet::slots`] by
+///   ranges): the same inserts in the same order give the same table.
 #[derive(Debug)]
 pub struct CountSet<K: Pod + Eq, C: Tally> {
-    table: MmapArray<u32>,
-    keys: MmapArray<K>,
-    counts: MmapArray<C>,
+    slots: MmapArray<Slot<K, C>>,
     pub(crate) bits: u32,
     pub(crate) len: usize,
     pub(crate) shift: u32,
@@ -51,9 +108,7 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
     /// a set a search never fills costs no system call.
     pub fn new(shift: u32) -> Self {
         CountSet {
-            table: MmapArray::zeroed(0),
-            keys: MmapArray::zeroed(0),
-            counts: MmapArray::zeroed(0),
+            slots: MmapArray::zeroed(0),
             // The bits of the smallest table, so that slot indices stay small while there is
             // none (a lookup finds no slot, a prefetch has nothing to fetch).
             bits: MIN_SLOTS.trailing_zeros(),
@@ -74,29 +129,30 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
 
     /// Number of table slots (`SLOTS_PER_KEY` times the keys it holds before growing).
     pub fn capacity(&self) -> usize {
-        self.table.len()
+        self.slots.len()
     }
 
     /// Empties the set, with room for `keys` keys, and takes slot bits below the top `shift`
     /// bits of the hash from now on.
     pub fn reset(&mut self, shift: u32, keys: usize) {
-        self.reset_with(shift, keys, |t| t.fill(0));
+        self.reset_with(shift, keys, zero_slots);
     }
 
     /// [`CountSet::reset`], the table's slots zeroed by `zero` (on a thread pool, say).
-    pub fn reset_with(&mut self, shift: u32, keys: usize, zero: impl FnOnce(&mut [u32])) {
+    pub fn reset_with(&mut self, shift: u32, keys: usize, zero: impl FnOnce(&mut [Slot<K, C>])) {
         self.shift = shift;
         self.clear_for_with(keys, zero);
     }
 
     /// Empties the set, keeping room for at least `keys` keys without growing.
     pub fn clear_for(&mut self, keys: usize) {
-        self.clear_for_with(keys, |t| t.fill(0));
+        self.clear_for_with(keys, zero_slots);
     }
 
     /// [`CountSet::clear_for`], the table's slots zeroed by `zero` (on a thread pool, say):
-    /// it is given the slots that may not be zero (a larger table's fresh pages are).
-    pub fn clear_for_with(&mut self, keys: usize, zero: impl FnOnce(&mut [u32])) {
+    /// it is given the slots that may not be zero (a larger table's fresh pages are), and
+    /// must make every one of them all-zero ([`bytemuck::Zeroable::zeroed`]).
+    pub fn clear_for_with(&mut self, keys: usize, zero: impl FnOnce(&mut [Slot<K, C>])) {
         if keys == 0 && self.len == 0 {
             // Already clear, and room is made on demand: nothing to map.
             return;
@@ -104,25 +160,13 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         let want = (SLOTS_PER_KEY * keys).next_power_of_two().max(MIN_SLOTS);
         if want > self.capacity() || want < self.capacity() / 4 {
             // Shrinking too, when much smaller: a smaller table is faster to clear and probe.
-            self.len = 0;
-            self.reserve_slots(want, zero);
+            self.slots.resize_zeroed_with(want, zero);
+            self.bits = want.trailing_zeros();
         } else if self.len > 0 {
             // A set that never held a key is already clear.
-            self.table.resize_zeroed_with(self.capacity(), zero);
-            self.len = 0;
+            self.slots.resize_zeroed_with(self.capacity(), zero);
         }
-    }
-
-    /// Makes the table an empty one of `slots` slots (zeroed by `zero`) and the key and count
-    /// arrays room for `slots / 4` keys, keeping the stored keys and counts (the caller
-    /// re-inserts them into the table). Memory is reused: only the table is cleared.
-    fn reserve_slots(&mut self, slots: usize, zero: impl FnOnce(&mut [u32])) {
-        debug_assert!(slots.is_power_of_two());
-        self.table.resize_zeroed_with(slots, zero);
-        self.bits = slots.trailing_zeros();
-        // Element 0 is the sentinel (keys) or unused (counts).
-        self.keys.resize(slots / SLOTS_PER_KEY + 1);
-        self.counts.resize(slots / SLOTS_PER_KEY + 1);
+        self.len = 0;
     }
 
     #[inline(always)]
@@ -139,12 +183,15 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
     /// [`CountSet::prefetch`] for a key whose [`key_hash`] is `hash`.
     #[inline(always)]
     pub fn prefetch_hash(&self, hash: u64) {
-        if let Some(slot) = self.table.as_slice().get(slot_of(hash, self.shift, self.bits)) {
+        if let Some(slot) = self.slots.as_slice().get(slot_of(hash, self.shift, self.bits)) {
             prefetch(slot);
         }
     }
 
     /// Adds `add` to the counts of `key`, inserting it (with `add`) if absent.
+    ///
+    /// # Panics
+    /// If every bit of `key` is set: that key cannot be stored (see [`Slot`]).
     #[inline(always)]
     pub fn insert(&mut self, key: K, add: &C) {
         self.insert_many(std::slice::from_ref(&(key, *add)), |r| r.0, |r| r.1);
@@ -183,10 +230,10 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         let mut rest = items;
         while !rest.is_empty() {
             // A piece that cannot outgrow the table: each item adds at most one key.
-            let mut room = self.capacity() / SLOTS_PER_KEY - self.len;
+            let mut room = (self.capacity() / SLOTS_PER_KEY).saturating_sub(self.len);
             if room == 0 {
                 self.grow();
-                room = self.capacity() / SLOTS_PER_KEY - self.len;
+                room = (self.capacity() / SLOTS_PER_KEY).saturating_sub(self.len);
             }
             let (piece, tail) = rest.split_at(room.min(rest.len()));
             self.insert_piece::<T, PREFETCH>(piece, hash, key, counts);
@@ -206,35 +253,28 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         let (bits, shift) = (self.bits, self.shift);
         let slot = |h: u64| slot_of(h, shift, bits);
         let mask = self.capacity() - 1;
-        let table = self.table.as_mut_slice();
-        let keys = self.keys.as_mut_slice();
-        let all_counts = self.counts.as_mut_slice();
+        let slots = self.slots.as_mut_slice();
+        let empty = K::zeroed();
         let mut len = self.len;
         for (j, item) in piece.iter().enumerate() {
             if PREFETCH {
                 if let Some(ahead) = piece.get(j + PREFETCH_DISTANCE) {
-                    prefetch(&table[slot(hash(ahead))]);
+                    prefetch(&slots[slot(hash(ahead))]);
                 }
             }
-            let h = hash(item);
-            let k = key(item);
-            let mut i = slot(h);
-            // Probe until the key's slot or an empty one (whose element 0 holds the key): the
-            // first slot, almost always (load <= 1/SLOTS_PER_KEY).
-            keys[0] = k;
-            while keys[table[i] as usize] != k {
+            let s = stored(key(item));
+            let mut i = slot(hash(item));
+            // Probe until the key's slot or an empty one: the first slot, almost always
+            // (load <= 1/SLOTS_PER_KEY).
+            while slots[i].stored != s && slots[i].stored != empty {
                 i = (i + 1) & mask;
             }
             // Found or new, without a branch (which would be mispredicted for a good share of
-            // the inserts): a new key takes element `len + 1` and starts from zero counts. The
-            // piece fits, so that element is in bounds either way.
-            let found = table[i] as usize;
-            let fresh = found == 0;
-            let e = if fresh { len + 1 } else { found };
-            table[i] = e as u32;
-            keys[e] = k;
-            all_counts[e] = C::merge_or_start(all_counts[e], counts(item), fresh);
-            len += fresh as usize;
+            // the inserts): an empty slot's counts are zero, so adding works for both.
+            let slot = &mut slots[i];
+            len += (slot.stored == empty) as usize;
+            slot.stored = s;
+            slot.count = slot.count.merge(counts(item));
         }
         self.len = len;
     }
@@ -244,80 +284,65 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         if self.len == 0 {
             return None;
         }
+        let s = invert(*key);
         let mask = self.capacity() - 1;
         let mut i = self.slot(key);
-        let table = self.table.as_slice();
+        let slots = self.slots.as_slice();
         loop {
-            let e = table[i] as usize;
-            if e == 0 {
+            let slot = &slots[i];
+            if slot.is_empty() {
                 return None;
             }
-            if self.keys.as_slice()[e] == *key {
-                return Some(&self.counts.as_slice()[e]);
+            if slot.stored == s {
+                return Some(&slot.count);
             }
             i = (i + 1) & mask;
         }
     }
 
-    /// One past the highest element number the table has room for.
-    pub(crate) fn room_end(&self) -> usize {
-        self.capacity() / SLOTS_PER_KEY + 1
-    }
-
-    /// The table, keys and counts (all of their elements, element 0 included).
-    pub(crate) fn arrays_mut(&mut self) -> (&mut [u32], &mut [K], &mut [C]) {
-        (self.table.as_mut_slice(), self.keys.as_mut_slice(), self.counts.as_mut_slice())
+    /// The table, mutably (the shared fill's view of it).
+    pub(crate) fn slots_mut(&mut self) -> &mut [Slot<K, C>] {
+        self.slots.as_mut_slice()
     }
 
     /// Empties the set, keeping its table's size.
     pub(crate) fn clear_all(&mut self) {
-        self.table.as_mut_slice().fill(0);
+        zero_slots(self.slots.as_mut_slice());
         self.len = 0;
-    }
-
-    /// Moves the key and counts of element `from` to element `to`, re-pointing its slot.
-    pub(crate) fn move_element(&mut self, from: usize, to: usize) {
-        let key = self.keys.as_slice()[from];
-        let counts = self.counts.as_slice()[from];
-        self.keys.as_mut_slice()[to] = key;
-        self.counts.as_mut_slice()[to] = counts;
-        let mask = self.capacity() - 1;
-        let mut i = self.slot(&key);
-        let table = self.table.as_mut_slice();
-        while table[i] as usize != from {
-            i = (i + 1) & mask;
-        }
-        table[i] = to as u32;
     }
 
     #[cold]
     fn grow(&mut self) {
-        self.reserve_slots((2 * self.capacity()).max(MIN_SLOTS), |t| t.fill(0));
-        let mask = self.capacity() - 1;
-        for e in 1..=self.len {
-            let mut i = self.slot(&self.keys.as_slice()[e]);
-            let table = self.table.as_mut_slice();
-            while table[i] != 0 {
+        let slots = (2 * self.capacity()).max(MIN_SLOTS);
+        let old = std::mem::replace(&mut self.slots, MmapArray::zeroed(slots));
+        self.bits = slots.trailing_zeros();
+        let mask = slots - 1;
+        for old in old.as_slice().iter().filter(|s| !s.is_empty()) {
+            let mut i = slot_of(key_hash(&invert(old.stored)), self.shift, self.bits);
+            let table = self.slots.as_mut_slice();
+            while !table[i].is_empty() {
                 i = (i + 1) & mask;
             }
-            table[i] = e as u32;
+            table[i] = *old;
         }
     }
 
-    /// The keys, in insertion order.
-    pub fn keys(&self) -> &[K] {
-        self.keys.as_slice().get(1..=self.len).unwrap_or_default()
+    /// The whole table, empty slots included, in slot order: for reading the set in pieces
+    /// (ranges of slots), say one piece a thread.
+    pub fn slots(&self) -> &[Slot<K, C>] {
+        self.slots.as_slice()
     }
 
-    /// The counts, in the order of [`CountSet::keys`].
-    pub fn counts(&self) -> &[C] {
-        self.counts.as_slice().get(1..=self.len).unwrap_or_default()
+    /// The stored keys and their counts, in table order.
+    pub fn iter(&self) -> impl Iterator<Item = (K, &C)> + '_ {
+        let slots = if self.len == 0 { &[][..] } else { self.slots() };
+        slots.iter().filter_map(|s| Some((s.key()?, &s.count)))
     }
+}
 
-    /// The stored keys and their counts, in insertion order.
-    pub fn iter(&self) -> impl Iterator<Item = (&K, &C)> + '_ {
-        self.keys().iter().zip(self.counts())
-    }
+/// Zeroes every slot: empties them.
+fn zero_slots<K: Pod + Eq, C: Tally>(slots: &mut [Slot<K, C>]) {
+    slots.fill(Slot::empty());
 }
 
 /// The slot of a key whose hash is `hash` in a table of `2^bits` slots that takes its slot
@@ -346,17 +371,29 @@ mod tests {
             e[1] += 1;
         }
         assert_eq!(set.len(), map.len());
+        assert_eq!(set.iter().count(), map.len());
         for (k, c) in set.iter() {
-            assert_eq!(map[k], *c);
-            assert_eq!(set.get(k), Some(c));
+            assert_eq!(map[&k], *c);
+            assert_eq!(set.get(&k), Some(c));
         }
-        assert!(set.len() * 2 <= set.capacity());
+        assert!(set.len() * SLOTS_PER_KEY <= set.capacity());
         set.clear_for(10);
         assert!(set.is_empty() && set.iter().next().is_none() && set.get(&3).is_none());
         set.clear_for(0);
         assert!(set.is_empty() && set.get(&3).is_none());
-        set.insert(u64::MAX, &[1, 2]);
-        assert_eq!(set.get(&u64::MAX), Some(&[1, 2]));
+        // Zero is a key like any other; only all ones is not.
+        set.insert(0, &[1, 2]);
+        set.insert(u64::MAX - 1, &[3, 4]);
+        assert_eq!(set.get(&0), Some(&[1, 2]));
+        assert_eq!(set.get(&(u64::MAX - 1)), Some(&[3, 4]));
+        assert_eq!(set.get(&u64::MAX), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "all ones")]
+    fn the_all_ones_key_is_refused() {
+        let mut set = CountSet::<u32, u64>::new(0);
+        set.insert(u32::MAX, &1);
     }
 
     #[test]
@@ -364,11 +401,26 @@ mod tests {
         let mut set = CountSet::<u32, [u32; 8]>::new(0);
         set.clear_for(0);
         set.prefetch(&7);
-        assert_eq!((set.capacity(), set.len(), set.keys(), set.counts()), (0, 0, &[][..], &[][..]));
+        assert_eq!((set.capacity(), set.len(), set.slots().len()), (0, 0, 0));
+        assert!(set.iter().next().is_none());
         assert_eq!(set.get(&7), None);
         set.insert(7, &[1; 8]);
         assert_eq!(set.get(&7), Some(&[1; 8]));
         assert!(set.capacity() >= MIN_SLOTS);
+    }
+
+    #[test]
+    fn slots_hold_every_key_once() {
+        let mut set = CountSet::<u32, u64>::new(0);
+        for k in (0..1000u32).chain(0..500) {
+            set.insert(k * 7, &1);
+        }
+        let mut keys: Vec<u32> = set.slots().iter().filter_map(Slot::key).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, (0..1000).map(|k| k * 7).collect::<Vec<_>>());
+        assert!(set.slots().iter().filter(|s| s.is_empty()).all(|s| *s.count() == 0));
+        let twice: u64 = set.slots().iter().map(|s| s.count()).sum();
+        assert_eq!(twice, 1500);
     }
 
     #[test]

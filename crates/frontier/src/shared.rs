@@ -1,31 +1,30 @@
 //! One [`CountSet`] filled by several threads at once, without a lock: [`SharedSet`].
 //!
-//! The protocol, for a key `k` whose probe reaches slot `i`:
-//! * a slot holding an element number `e` (read with `Acquire`) is final: `keys[e]` was
-//!   written before `e` was published there, and is never written again; if it is `k`, its
-//!   counts are merged with atomic additions ([`Tally::merge_shared`]), else the probe goes on;
-//! * an empty slot is claimed by writing `k` and its counts into an element `f` that only this
-//!   inserter owns (from its [`Claim`]), then publishing `f` with a compare-and-swap
-//!   (`Release`); if another thread published first, `f` stays with the claim for its next new
-//!   key, and the probe carries on from the winner's element (which may be `k` itself).
+//! The protocol, for a key `k` whose probe reaches slot `i` (keys are 4 or 8 bytes, so that a
+//! slot's key is one atomic word):
+//! * a slot's key, read atomically, is final once it is not empty: if it is `k`, its counts
+//!   are merged with atomic additions ([`Tally::merge_shared`]), else the probe goes on;
+//! * an empty slot is claimed by a compare-and-swap of its key from empty to `k`; whoever
+//!   wins or loses, the counts are then merged into the slot if its key is `k` (an empty
+//!   slot's counts are zero), else the probe goes on.
 //!
-//! Claims take elements in blocks from one atomic counter (or what ended claims gave back) and
-//! give back what they did not use when they end; [`CountSet::fill_shared`] then moves the
-//! highest elements into those holes (re-pointing their slots), so the keys and counts are
-//! dense again.
+//! No other data is published through a slot, so every access can be `Relaxed`: the fill's
+//! end (the threads joined) orders it before anything reads the set.
+//!
+//! Each [`Claim`] counts its new keys and adds them to the set's count a block at a time;
+//! past 3/4 of the table, or when a probe finds no empty slot at all, the fill fails with
+//! [`Overflow`] (the caller makes room and starts again).
 
-use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use bytemuck::Pod;
 
 use crate::prefetch::prefetch;
-use crate::set::{slot_of, CountSet};
+use crate::set::{slot_of, stored, CountSet, Slot};
 use crate::Tally;
 
-/// Elements a [`Claim`] takes from the shared counter at a time.
-const CLAIM_BLOCK: usize = 256;
+/// New keys a [`Claim`] inserts before it adds them to the set's count.
+const REPORT_BLOCK: usize = 256;
 
 /// The set was too small for the keys inserted into it (see [`CountSet::fill_shared`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,109 +41,60 @@ impl std::error::Error for Overflow {}
 /// A [`CountSet`] open to insertion by many threads at once (each through its own
 /// [`Claim`]), made by [`CountSet::fill_shared`].
 ///
-/// Its room is fixed: the keys the set could take before it would have grown. An insert
-/// that needs more fails, and the whole fill is reported as an [`Overflow`].
+/// Its table is fixed: a fill that would take it past 3/4 full fails, and the whole fill is
+/// reported as an [`Overflow`].
 #[derive(Debug)]
 pub struct SharedSet<'a, K: Pod + Eq, C: Tally> {
-    table: &'a [AtomicU32],
-    keys: Elements<K>,
-    counts: Elements<C>,
+    slots: *mut Slot<K, C>,
+    /// Number of slots (a power of two).
+    capacity: usize,
     shift: u32,
     bits: u32,
-    /// The lowest element no claim has taken yet.
-    next: AtomicUsize,
-    /// Elements below this exist (`1 + ` the set's room in keys).
-    end: usize,
-    /// Element ranges claims took and did not fill.
-    unused: Mutex<Vec<Range<usize>>>,
+    /// Keys in the set: those before the fill, and those claims have reported.
+    len: AtomicUsize,
+    /// The most keys the fill may leave in the table.
+    limit: usize,
     overflowed: AtomicBool,
-    _borrow: std::marker::PhantomData<&'a mut [K]>,
+    _borrow: std::marker::PhantomData<&'a mut [Slot<K, C>]>,
 }
 
-/// Raw access to a set's dense array while it is shared (see the module's protocol for who
-/// writes and reads each element when).
-#[derive(Debug)]
-struct Elements<T> {
-    ptr: *mut T,
-    len: usize,
-}
-
-// SAFETY: `Elements` is a view of an array exclusively borrowed by the `SharedSet` that holds
-// it; threads touch its elements only under the module's protocol (each element written by one
-// owner before it is published, read only after, counts merged atomically), so sharing the
-// view is as safe as sharing the `T`s.
-unsafe impl<T: Send + Sync> Sync for Elements<T> {}
+// SAFETY: the set is a view of a table exclusively borrowed for its lifetime (`_borrow`);
+// threads touch its slots only through atomic operations (`load_key`, `claim_key`,
+// `Tally::merge_shared`), so sharing the view is as safe as sharing the keys and counts.
+unsafe impl<K: Pod + Eq + Send + Sync, C: Tally> Sync for SharedSet<'_, K, C> {}
 // SAFETY: as above.
-unsafe impl<T: Send + Sync> Send for Elements<T> {}
+unsafe impl<K: Pod + Eq + Send + Sync, C: Tally> Send for SharedSet<'_, K, C> {}
 
-impl<T: Pod> Elements<T> {
-    fn new(slice: &mut [T]) -> Self {
-        Elements { ptr: slice.as_mut_ptr(), len: slice.len() }
-    }
-
-    /// Element `e`.
-    ///
-    /// # Safety
-    /// No other thread may be writing element `e`: it was published (its writer finished it
-    /// before the `Release` that made it visible, and this thread saw that with `Acquire`), or
-    /// this thread owns it.
-    #[inline(always)]
-    unsafe fn read(&self, e: usize) -> T {
-        assert!(e < self.len);
-        // SAFETY: in bounds (checked), aligned and initialised (a slice of `Pod`); no
-        // concurrent write (the caller's contract).
-        unsafe { self.ptr.add(e).read() }
-    }
-
-    /// Writes element `e`.
-    ///
-    /// # Safety
-    /// This thread owns element `e` (from its claim, not yet published): no other thread reads
-    /// or writes it.
-    #[inline(always)]
-    unsafe fn write(&self, e: usize, value: T) {
-        assert!(e < self.len);
-        // SAFETY: in bounds (checked) and aligned; exclusive (the caller's contract).
-        unsafe { self.ptr.add(e).write(value) }
-    }
-}
-
-impl<T> Elements<T> {
-    /// Hints the CPU to fetch element `e` (any `e`: a prefetch never faults).
-    #[inline(always)]
-    fn prefetch(&self, e: usize) {
-        prefetch(self.ptr.wrapping_add(e));
-    }
-}
-
-impl<T: Tally> Elements<T> {
-    /// Adds `add` to published element `e` atomically.
-    #[inline(always)]
-    fn merge(&self, e: usize, add: T) {
-        assert!(e < self.len);
-        // SAFETY: in bounds (checked) and aligned; once published, an element's counts are
-        // only ever merged through `merge_shared` while the set is shared.
-        unsafe { T::merge_shared(self.ptr.add(e), add) }
-    }
-}
-
-/// One thread's inserter into a [`SharedSet`], holding the elements it will give its new keys.
-/// What it did not use goes back to the set when it is dropped.
+/// One thread's inserter into a [`SharedSet`]; it adds the number of keys it inserted to the
+/// set's when it is dropped (and every [`REPORT_BLOCK`] keys before that).
 #[derive(Debug)]
 pub struct Claim<'s, 'a, K: Pod + Eq, C: Tally> {
     set: &'s SharedSet<'a, K, C>,
-    next: usize,
-    end: usize,
+    /// New keys not yet added to the set's count.
+    fresh: usize,
 }
 
 impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
+    /// True when [`CountSet::fill_shared`] works for this key type: keys of 4 or 8 bytes,
+    /// aligned to their size (`u32`, `u64`), which one atomic instruction can compare and
+    /// swap.
+    pub const SHAREABLE: bool =
+        matches!(std::mem::size_of::<K>(), 4 | 8) && std::mem::align_of::<K>() >= std::mem::size_of::<K>();
+
     /// Fills the set from several threads at once: `fill` gets a [`SharedSet`] whose
-    /// [`Claim`]s (one for each thread, or each task) insert concurrently. The set's room is
-    /// what it has now ([`CountSet::clear_for`] makes it): if more keys arrive, the fill
-    /// reports [`Overflow`] and the set is left empty (the caller makes room and starts again).
+    /// [`Claim`]s (one for each thread, or each task) insert concurrently. The table keeps
+    /// its size (make room first with [`CountSet::clear_for`]): if the keys would fill more
+    /// than 3/4 of it, the fill reports [`Overflow`] and the set is left empty (the caller
+    /// makes room and starts again). A fill that succeeds may leave the set fuller than one
+    /// thread's inserts would (up to 3/4 instead of 1/2); the next single insert grows it.
     ///
     /// The keys and their counts are the same as if every item had been inserted by
-    /// [`CountSet::insert`]; their dense order depends on how the threads interleave.
+    /// [`CountSet::insert`]; where in the table a key lands may depend on how the threads
+    /// interleave.
+    ///
+    /// # Panics
+    /// Unless [`CountSet::SHAREABLE`] (keys of 4 or 8 bytes), or if an item's key has all its
+    /// bits set (see [`Slot`]).
     ///
     /// ```
     /// use frontier::{key_hash, CountSet};
@@ -164,65 +114,43 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// assert_eq!(set.get(&5), Some(&6)); // 5 is inserted 6 times (5, 705, ... 3505)
     /// ```
     pub fn fill_shared<R>(&mut self, fill: impl FnOnce(&SharedSet<'_, K, C>) -> R) -> Result<R, Overflow> {
+        assert!(Self::SHAREABLE, "a shared fill needs keys of 4 or 8 bytes, aligned to their size");
         if self.capacity() == 0 {
             self.clear_for(1);
         }
-        let first = self.len + 1;
-        let end = self.room_end();
-        let (shift, bits) = (self.shift, self.bits);
-        let (table, keys, counts) = self.arrays_mut();
-        // SAFETY: `AtomicU32` has the size, alignment and bit validity of `u32`, and the
-        // exclusive borrow of `table` (for as long as the shared set lives) means every access
-        // meanwhile goes through the atomic view.
-        let table = unsafe { &*(table as *mut [u32] as *const [AtomicU32]) };
+        let (len, shift, bits) = (self.len, self.shift, self.bits);
+        let slots = self.slots_mut();
+        let capacity = slots.len();
         let shared = SharedSet {
-            table,
-            keys: Elements::new(keys),
-            counts: Elements::new(counts),
+            slots: slots.as_mut_ptr(),
+            capacity,
             shift,
             bits,
-            next: AtomicUsize::new(first),
-            end,
-            unused: Mutex::new(Vec::new()),
+            len: AtomicUsize::new(len),
+            limit: capacity / 4 * 3,
             overflowed: AtomicBool::new(false),
             _borrow: std::marker::PhantomData,
         };
+        // `R` cannot borrow `shared`: every claim has been dropped (and has reported its
+        // keys) when `fill` returns.
         let out = fill(&shared);
-        let SharedSet { next, overflowed, unused, .. } = shared;
+        let SharedSet { len, overflowed, .. } = shared;
         if overflowed.into_inner() {
             self.clear_all();
             return Err(Overflow);
         }
-        let top = next.into_inner().min(end);
-        let mut holes = unused.into_inner().unwrap_or_else(|e| e.into_inner());
-        holes.retain(|r| !r.is_empty());
-        holes.sort_by_key(|r| r.start);
-        let unfilled: usize = holes.iter().map(|r| r.len()).sum();
-        let len = top - 1 - unfilled;
-        // The used elements above `len` move down into the holes at or below it.
-        let in_hole = |e: usize| {
-            let p = holes.partition_point(|r| r.start <= e);
-            p > 0 && holes[p - 1].contains(&e)
-        };
-        let movers: Vec<usize> = (len + 1..top).filter(|&e| !in_hole(e)).collect();
-        let targets = holes.iter().flat_map(|r| r.clone()).take_while(|&e| e <= len);
-        for (from, to) in movers.into_iter().zip(targets) {
-            self.move_element(from, to);
-        }
-        self.len = len;
+        self.len = len.into_inner();
         Ok(out)
     }
 }
 
 impl<'a, K: Pod + Eq, C: Tally> SharedSet<'a, K, C> {
-    /// An inserter for one thread (or task). Claims are cheap: elements are taken from the
-    /// set a block at a time, as new keys need them.
+    /// An inserter for one thread (or task). Claims are cheap: a reference and a counter.
     pub fn claim(&self) -> Claim<'_, 'a, K, C> {
-        Claim { set: self, next: 0, end: 0 }
+        Claim { set: self, fresh: 0 }
     }
 
-    /// True once an insert has found the set full: the fill will fail, so the rest of the
-    /// work can be skipped.
+    /// True once the fill has failed (too many keys): the rest of the work can be skipped.
     pub fn overflowed(&self) -> bool {
         self.overflowed.load(Ordering::Relaxed)
     }
@@ -230,9 +158,19 @@ impl<'a, K: Pod + Eq, C: Tally> SharedSet<'a, K, C> {
     /// Hints the CPU to fetch the table slot of a key whose [`crate::key_hash`] is `hash`.
     #[inline(always)]
     pub fn prefetch_hash(&self, hash: u64) {
-        if let Some(slot) = self.table.get(slot_of(hash, self.shift, self.bits)) {
-            prefetch(slot);
+        let i = slot_of(hash, self.shift, self.bits);
+        if i < self.capacity {
+            prefetch(self.slots.wrapping_add(i));
         }
+    }
+
+    /// Adds `fresh` new keys to the set's count; false (and the fill fails) past the limit.
+    fn report(&self, fresh: usize) -> bool {
+        let len = self.len.fetch_add(fresh, Ordering::Relaxed) + fresh;
+        if len > self.limit {
+            self.overflowed.store(true, Ordering::Relaxed);
+        }
+        len <= self.limit
     }
 }
 
@@ -241,33 +179,6 @@ impl<K: Pod + Eq, C: Tally> Claim<'_, '_, K, C> {
     #[inline(always)]
     pub fn prefetch_hash(&self, hash: u64) {
         self.set.prefetch_hash(hash);
-    }
-
-    /// An element for a new key, owned by this claim until it is published.
-    #[inline(always)]
-    fn fresh(&mut self) -> Option<usize> {
-        if self.next == self.end {
-            self.refill()?;
-        }
-        Some(self.next)
-    }
-
-    #[cold]
-    fn refill(&mut self) -> Option<()> {
-        let set = self.set;
-        // Elements an ended claim gave back first, so that short claims waste nothing.
-        let spare = set.unused.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        if let Some(r) = spare {
-            (self.next, self.end) = (r.start, r.end);
-            return Some(());
-        }
-        let start = set.next.fetch_add(CLAIM_BLOCK, Ordering::Relaxed);
-        if start >= set.end {
-            set.overflowed.store(true, Ordering::Relaxed);
-            return None;
-        }
-        (self.next, self.end) = (start, (start + CLAIM_BLOCK).min(set.end));
-        Some(())
     }
 
     /// Inserts every item of `items` (whose keys' [`crate::key_hash`] `hash` gives, and whose
@@ -282,40 +193,42 @@ impl<K: Pod + Eq, C: Tally> Claim<'_, '_, K, C> {
         counts: impl Fn(&T) -> C,
     ) -> bool {
         let set = self.set;
-        let mask = set.table.len() - 1;
-        // The locked instructions below wait for every load before them: first, with plain
-        // loads that overlap, bring in the key and counts each item's slot points to.
+        let mask = set.capacity - 1;
+        let empty = K::zeroed();
         for item in items {
-            let e = set.table[slot_of(hash(item), set.shift, set.bits)].load(Ordering::Relaxed) as usize;
-            set.keys.prefetch(e);
-            set.counts.prefetch(e);
-        }
-        for item in items {
-            let k = key(item);
-            let add = counts(item);
+            let k = stored(key(item));
             let mut i = slot_of(hash(item), set.shift, set.bits);
+            let mut probes = 0;
             loop {
-                let mut e = set.table[i].load(Ordering::Acquire) as usize;
-                if e == 0 {
-                    let Some(f) = self.fresh() else { return false };
-                    // SAFETY: `f` is this claim's and not yet published.
-                    unsafe {
-                        set.keys.write(f, k);
-                        set.counts.write(f, add);
-                    }
-                    match set.table[i].compare_exchange(0, f as u32, Ordering::Release, Ordering::Acquire) {
-                        Ok(_) => {
-                            self.next += 1;
-                            break;
+                let slot = set.slots.wrapping_add(i);
+                // SAFETY: `i <= mask < capacity`: a slot of the table, whose keys are only
+                // accessed atomically while it is shared (the module's protocol).
+                let mut here = unsafe { load_key(std::ptr::addr_of_mut!((*slot).stored)) };
+                if here == empty {
+                    // SAFETY: as above.
+                    match unsafe { claim_key(std::ptr::addr_of_mut!((*slot).stored), k) } {
+                        Ok(()) => {
+                            here = k;
+                            self.fresh += 1;
+                            if self.fresh == REPORT_BLOCK && !set.report(std::mem::take(&mut self.fresh)) {
+                                return false;
+                            }
                         }
-                        Err(winner) => e = winner as usize,
+                        Err(winner) => here = winner,
                     }
                 }
-                // SAFETY: `e` was read from the table with `Acquire`: published, never written
-                // again.
-                if unsafe { set.keys.read(e) } == k {
-                    set.counts.merge(e, add);
+                if here == k {
+                    // SAFETY: `slot` is in the table (above); its counts are only merged
+                    // through `merge_shared` while the set is shared, and are aligned for it
+                    // (a `repr(C)` field of an aligned slot).
+                    unsafe { C::merge_shared(std::ptr::addr_of_mut!((*slot).count), counts(item)) };
                     break;
+                }
+                probes += 1;
+                if probes > mask {
+                    // Every slot holds another key.
+                    set.overflowed.store(true, Ordering::Relaxed);
+                    return false;
                 }
                 i = (i + 1) & mask;
             }
@@ -326,10 +239,46 @@ impl<K: Pod + Eq, C: Tally> Claim<'_, '_, K, C> {
 
 impl<K: Pod + Eq, C: Tally> Drop for Claim<'_, '_, K, C> {
     fn drop(&mut self) {
-        if self.next < self.end {
-            let mut unused = self.set.unused.lock().unwrap_or_else(|e| e.into_inner());
-            unused.push(self.next..self.end);
+        if self.fresh > 0 {
+            self.set.report(std::mem::take(&mut self.fresh));
         }
+    }
+}
+
+/// Reads the key at `p` atomically.
+///
+/// # Safety
+/// `p` is valid, aligned to the key's size (4 or 8 bytes: [`CountSet::SHAREABLE`]), and
+/// every access to it meanwhile is atomic.
+#[inline(always)]
+unsafe fn load_key<K: Pod>(p: *mut K) -> K {
+    match std::mem::size_of::<K>() {
+        // SAFETY: a valid, aligned 4-byte word only accessed atomically (the contract).
+        4 => bytemuck::cast(unsafe { AtomicU32::from_ptr(p.cast()) }.load(Ordering::Relaxed)),
+        // SAFETY: as above, 8 bytes.
+        8 => bytemuck::cast(unsafe { AtomicU64::from_ptr(p.cast()) }.load(Ordering::Relaxed)),
+        _ => unreachable!("shared keys are 4 or 8 bytes"),
+    }
+}
+
+/// Swaps the empty (all-zero) key at `p` for `key`, atomically; else returns the key there.
+///
+/// # Safety
+/// As for [`load_key`].
+#[inline(always)]
+unsafe fn claim_key<K: Pod>(p: *mut K, key: K) -> Result<(), K> {
+    match std::mem::size_of::<K>() {
+        // SAFETY: a valid, aligned 4-byte word only accessed atomically (the contract).
+        4 => unsafe { AtomicU32::from_ptr(p.cast()) }
+            .compare_exchange(0, bytemuck::cast(key), Ordering::Relaxed, Ordering::Relaxed)
+            .map(drop)
+            .map_err(bytemuck::cast),
+        // SAFETY: as above, 8 bytes.
+        8 => unsafe { AtomicU64::from_ptr(p.cast()) }
+            .compare_exchange(0, bytemuck::cast(key), Ordering::Relaxed, Ordering::Relaxed)
+            .map(drop)
+            .map_err(bytemuck::cast),
+        _ => unreachable!("shared keys are 4 or 8 bytes"),
     }
 }
 
@@ -341,14 +290,16 @@ mod tests {
 
     /// Inserts `items` split among `threads` threads (each with several claims), then checks
     /// the set against a map built one item at a time.
-    fn fill_and_check<C: Tally + std::fmt::Debug + PartialEq>(
-        items: &[(u64, C)],
-        threads: usize,
-        room: usize,
-    ) {
-        let mut set = CountSet::<u64, C>::new(0);
+    fn fill_and_check<K, C>(items: &[(K, C)], threads: usize, room: usize)
+    where
+        K: Pod + Eq + std::hash::Hash + Send + Sync + std::fmt::Debug + From<u8>,
+        C: Tally + std::fmt::Debug + PartialEq,
+    {
+        let mut set = CountSet::<K, C>::new(0);
         set.clear_for(room);
-        set.insert(u64::MAX, &items[0].1); // a key present before the fill
+        // A key present before the fill (the items' keys are never zero).
+        let before = K::from(0);
+        set.insert(before, &items[0].1);
         let per = items.len().div_ceil(threads);
         set.fill_shared(|shared| {
             std::thread::scope(|s| {
@@ -371,8 +322,8 @@ mod tests {
             })
         })
         .expect("room for every key");
-        let mut map: HashMap<u64, C> = HashMap::new();
-        map.insert(u64::MAX, items[0].1);
+        let mut map: HashMap<K, C> = HashMap::new();
+        map.insert(before, items[0].1);
         for &(k, c) in items {
             let e = map.entry(k).or_insert(C::zero());
             *e = e.merge(c);
@@ -380,21 +331,21 @@ mod tests {
         assert_eq!(set.len(), map.len());
         let mut seen = std::collections::HashSet::new();
         for (k, c) in set.iter() {
-            assert!(seen.insert(*k), "key {k} stored twice");
-            assert_eq!(map[k], *c);
-            assert_eq!(set.get(k), Some(c));
+            assert!(seen.insert(k), "key {k:?} stored twice");
+            assert_eq!(map[&k], *c);
+            assert_eq!(set.get(&k), Some(c));
         }
-        // Still a working set: more inserts, one at a time.
-        set.insert(3, &items[0].1);
-        set.insert(u64::MAX - 1, &items[0].1);
-        assert_eq!(set.get(&(u64::MAX - 1)), Some(&items[0].1));
+        assert_eq!(seen.len(), map.len());
+        // Still a working set: more inserts, one at a time (growing it if needed).
+        set.insert(before, &items[0].1);
+        assert_eq!(set.get(&before), Some(&items[0].1.merge(items[0].1)));
     }
 
     fn keys(n: usize, range: u64) -> impl Iterator<Item = u64> {
         let mut x = 7u64;
         (0..n).map(move |_| {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (x >> 20) % range
+            1 + (x >> 20) % range
         })
     }
 
@@ -406,27 +357,54 @@ mod tests {
             let lanes: Vec<(u64, [u32; 3])> =
                 keys(30_000, 5_000).map(|k| (k, [k as u32, 1, u32::MAX])).collect();
             fill_and_check(&lanes, threads, 6_000);
+            let small: Vec<(u32, [u32; 8])> =
+                keys(30_000, 3_000).map(|k| (k as u32, [k as u32; 8])).collect();
+            fill_and_check(&small, threads, 3_000);
         }
+    }
+
+    #[test]
+    fn wide_keys_cannot_be_shared() {
+        const { assert!(CountSet::<u32, u64>::SHAREABLE && CountSet::<u64, [u32; 8]>::SHAREABLE) };
+        const { assert!(!CountSet::<u128, u64>::SHAREABLE && !CountSet::<[u32; 2], u64>::SHAREABLE) };
     }
 
     #[test]
     fn a_fill_beyond_the_room_overflows_and_empties_the_set() {
         let mut set = CountSet::<u64, u64>::new(0);
         set.clear_for(1000);
-        let room = set.capacity() / 4;
-        let items: Vec<u64> = (0..room as u64 + 1).collect();
+        let limit = set.capacity() / 4 * 3;
+        let items: Vec<u64> = (0..limit as u64 + 1).collect();
         let out = set.fill_shared(|shared| {
             let mut claim = shared.claim();
             let ok = claim.insert_prefetched(&items, key_hash, |&k| k, |_| 1);
+            drop(claim);
             (ok, shared.overflowed())
         });
         assert_eq!(out, Err(Overflow));
-        assert!(set.is_empty() && set.get(&0).is_none());
-        // Exactly the room fits.
+        assert!(set.is_empty() && set.get(&0).is_none() && set.slots().iter().all(|s| s.is_empty()));
+        // Exactly the limit fits.
         let out = set
-            .fill_shared(|shared| shared.claim().insert_prefetched(&items[..room], key_hash, |&k| k, |_| 1));
+            .fill_shared(|shared| shared.claim().insert_prefetched(&items[..limit], key_hash, |&k| k, |_| 1));
         assert_eq!(out, Ok(true));
-        assert_eq!(set.len(), room);
-        assert!(items[..room].iter().all(|k| set.get(k) == Some(&1)));
+        assert_eq!(set.len(), limit);
+        assert!(items[..limit].iter().all(|k| set.get(k) == Some(&1)));
+        // A fuller table than single inserts allow: the next one grows it.
+        set.insert(u64::MAX - 1, &1);
+        assert!(set.capacity() >= 2 * set.len());
+        assert!(items[..limit].iter().all(|k| set.get(k) == Some(&1)));
+    }
+
+    #[test]
+    fn a_full_table_fails_instead_of_probing_forever() {
+        let mut set = CountSet::<u32, u64>::new(0);
+        set.clear_for(4); // 16 slots
+        let items: Vec<u32> = (0..64).collect();
+        let out = set.fill_shared(|shared| {
+            // Claims that never report (fewer than a block each) cannot see the limit: the
+            // probe does.
+            items.chunks(8).all(|part| shared.claim().insert_prefetched(part, key_hash, |&k| k, |_| 1))
+        });
+        assert_eq!(out, Err(Overflow));
     }
 }

@@ -481,7 +481,7 @@ pub(crate) fn run_from_memory<R: Rules>(
     for (q, set) in shards.iter().enumerate() {
         let mut w = RecordWriter::<R::Key, 8>::create(&part_file(&dir, q), 1 << 16)?;
         for (k, n) in set.iter() {
-            w.push(k, n)?;
+            w.push(&k, n)?;
         }
         w.finish(false)?;
     }
@@ -522,9 +522,9 @@ fn merge_partition<R: Rules>(
     let mut w = RecordWriter::<R::Key, 8>::create(out, 1 << 16)?;
     let mut here = [0u32; 8];
     for (k, n) in set.iter() {
-        w.push(k, n)?;
+        w.push(&k, n)?;
         if hashes {
-            mul_add(&mut here, n, &rules.hashes(*k));
+            mul_add(&mut here, n, &rules.hashes(k));
         }
     }
     let written = w.finish(sync)?;
@@ -569,9 +569,9 @@ fn commit_checkpoint(root: &Path, level_dir: &Path, manifest: &Manifest) -> Resu
 /// Partitions (as a power of two) so that the sets of all workers merging partitions at once
 /// take at most half the limit (the rest: I/O buffers, the block being expanded, the program).
 fn partition_bits<K>(expected_states: f64, memory_limit: u64) -> u32 {
-    // Dense key and counts, plus a table of 2 to 4 u32 slots a key; the arrays are sized (and
-    // pre-faulted) for up to twice the keys expected.
-    let per_state = (2 * (std::mem::size_of::<K>() + 32 + 8)) as f64;
+    // A table of slots (each a key and its 8 lanes) sized for 1.25 times the keys expected at
+    // load 1/2 or less, and pre-faulted: up to 5 slots a key.
+    let per_state = (5 * std::mem::size_of::<frontier::Slot<K, Counts>>()) as f64;
     let workers = rayon::current_num_threads().max(1) as f64;
     let budget = (memory_limit as f64 / 2.0 / workers).max(1.0);
     let mut bits = 0;

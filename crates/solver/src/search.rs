@@ -25,15 +25,16 @@
 
 use std::time::Instant;
 
-use frontier::{shard_of, Frontier, Tally};
+use frontier::{shard_of, Frontier, Slot, Tally};
 use rayon::prelude::*;
 use state::{Counts, PackedKey, Rules};
 
 use crate::dispatch;
 use crate::weights::Weights;
 
-/// Positions of the current frontier expanded by one task.
-const CHUNK_STATES: usize = 1 << 12;
+/// Table slots of the current frontier expanded by one task (a quarter to a half of them
+/// hold positions).
+const CHUNK_SLOTS: usize = 1 << 13;
 
 /// Chunks expanded before their records are inserted.
 const BLOCK_CHUNKS: usize = 1 << 20;
@@ -77,7 +78,7 @@ pub struct DepthStats {
 }
 
 /// One successor on its way to the next frontier: its canonical key, and `parent << 3 | t`,
-/// where `parent` indexes its chunk's positions and `t` is the symmetry that canonicalised it
+/// where `parent` indexes its chunk's slots and `t` is the symmetry that canonicalised it
 /// (the counts it brings are the parent's, permuted by `t`).
 ///
 /// Packed (12 bytes for a `u64` key, not 16): records are most of a parallel depth's memory
@@ -95,17 +96,25 @@ impl<K: Copy> Record<K> {
         Record { key, tag: (parent as u32) << 3 | t as u32 }
     }
 
-    /// The counts it brings: its parent's (in `parents`, the positions of its chunk), carried
+    /// The counts it brings: its parent's (in `parents`, the slots of its chunk), carried
     /// through the symmetry that canonicalised it.
     #[inline(always)]
-    fn counts<R: Rules<Key = K>, W: Weights>(&self, rules: &R, weights: W, parents: &[W::Count]) -> W::Count {
+    fn counts<R: Rules<Key = K>, W: Weights>(
+        &self,
+        rules: &R,
+        weights: W,
+        parents: &[Slot<K, W::Count>],
+    ) -> W::Count
+    where
+        K: PackedKey,
+    {
         let tag = self.tag;
-        weights.carry(rules, &parents[(tag >> 3) as usize], (tag & 7) as u8)
+        weights.carry(rules, parents[(tag >> 3) as usize].count(), (tag & 7) as u8)
     }
 }
 
-/// A piece of the current frontier, one shard's positions `start..end`, and what expanding it
-/// produced (`S`: the weights' sum of ended paths).
+/// A piece of the current frontier, one shard's table slots `start..end`, and what expanding
+/// it produced (`S`: the weights' sum of ended paths).
 #[derive(Debug)]
 pub(crate) struct Chunk<K: Copy, S> {
     shard: usize,
@@ -154,21 +163,21 @@ impl<K: Copy, S: Tally> Chunk<K, S> {
         &self.buckets[s]
     }
 
-    /// The counts of the chunk's positions (what its records' parent indexes point into).
-    fn parents<'a, C: Tally>(&self, cur: &'a Frontier<K, C>) -> &'a [C]
+    /// The chunk's slots (what its records' parent indexes point into).
+    fn parents<'a, C: Tally>(&self, cur: &'a Frontier<K, C>) -> &'a [Slot<K, C>]
     where
         K: PackedKey,
     {
-        &cur.shards()[self.shard].counts()[self.start..self.end]
+        &cur.shards()[self.shard].slots()[self.start..self.end]
     }
 
-    /// The chunk's positions: keys and counts.
-    fn positions<'a, C: Tally>(&self, cur: &'a Frontier<K, C>) -> impl Iterator<Item = (&'a K, &'a C)> + 'a
+    /// The chunk's positions: each one's slot index in the chunk, key and counts.
+    #[inline(always)]
+    fn positions<'a, C: Tally>(&self, cur: &'a Frontier<K, C>) -> impl Iterator<Item = (usize, K, &'a C)> + 'a
     where
         K: PackedKey,
     {
-        let set = &cur.shards()[self.shard];
-        set.keys()[self.start..self.end].iter().zip(self.parents(cur))
+        self.parents(cur).iter().enumerate().filter_map(|(i, s)| Some((i, s.key()?, s.count())))
     }
 }
 
@@ -402,13 +411,13 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         }
     }
 
-    /// Both frontiers (dense keys and counts, an index table of 4 to 8 slots a key) and the
+    /// Both frontiers (tables of 2 to 4 slots a key, each slot a key and its counts) and the
     /// records in flight of the next depth, counted from the frontier's size.
     fn counted_bytes(&self) -> f64 {
         let key = std::mem::size_of::<R::Key>() as f64;
-        let count = std::mem::size_of::<W::Count>() as f64;
+        let slot = std::mem::size_of::<Slot<R::Key, W::Count>>() as f64;
         let (cur, next) = (self.cur.len() as f64, self.cur.len() as f64 * self.growth);
-        (cur + next) * (key + count + 32.0) + next * 5.0 * (key + 4.0)
+        (cur + next) * 4.0 * slot + next * 5.0 * (key + 4.0)
     }
 
     /// True when the next depth would not fit under `spill`'s limit.
@@ -431,13 +440,13 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             let out = lanes.shard_mut(s);
             out.reset(self.cur.shard_bits(), set.len());
             for (k, n) in set.iter() {
-                out.insert(*k, &weights.lanes(rules, *k, n));
+                out.insert(k, &weights.lanes(rules, k, n));
             }
         }
         lanes
     }
 
-    /// Lays the current frontier out as chunks of at most [`CHUNK_STATES`] positions.
+    /// Lays the current frontier's tables out as chunks of at most [`CHUNK_SLOTS`] slots.
     fn plan_chunks(&mut self) {
         let mut n = 0;
         for (shard, set) in self.cur.shards().iter().enumerate() {
@@ -445,12 +454,12 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 continue;
             }
             let mut start = 0;
-            while start < set.len() {
+            while start < set.capacity() {
                 if n == self.chunks.len() {
                     self.chunks.push(Chunk::new());
                 }
                 let c = &mut self.chunks[n];
-                (c.shard, c.start, c.end) = (shard, start, (start + CHUNK_STATES).min(set.len()));
+                (c.shard, c.start, c.end) = (shard, start, (start + CHUNK_SLOTS).min(set.capacity()));
                 start = c.end;
                 n += 1;
             }
@@ -465,8 +474,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let parallel = self.parallel();
         for_each_mut(parallel, &mut self.chunks, |_, c| {
             c.acc = W::Sum::zero();
-            for (k, n) in c.positions(cur) {
-                weights.end(&mut c.acc, n, &rules.hashes(*k));
+            for (_, k, n) in c.positions(cur) {
+                weights.end(&mut c.acc, n, &rules.hashes(k));
             }
         });
         self.chunks.iter().fold(W::Sum::zero(), |a, c| a.merge(c.acc))
@@ -521,11 +530,15 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let parallel = self.parallel();
         // On one thread, the successors go straight into one set: no records, no shards.
         // (Asking rayon for its thread count starts the pool: only for a parallel depth.)
-        let position = std::mem::size_of::<R::Key>() + std::mem::size_of::<W::Count>() + 8;
+        let position = 3 * std::mem::size_of::<Slot<R::Key, W::Count>>();
         let threads = if parallel { rayon::current_num_threads() } else { 1 };
         // Threads fill one set at once where their shares would not fit in their caches
-        // anyway and the counts are one word; else, in parallel, records go through shards.
-        let shared = parallel && W::SHARED_FILL && !fits_cache(self.cur.len(), position, threads);
+        // anyway, the counts are one word and the keys one atomic word; else, in parallel,
+        // records go through shards.
+        let shared = parallel
+            && W::SHARED_FILL
+            && frontier::CountSet::<R::Key, W::Count>::SHAREABLE
+            && !fits_cache(self.cur.len(), position, threads);
         let shard_bits =
             if parallel && !shared { shard_bits_for(self.cur.len(), position, threads) } else { 0 };
         let expect = self.cur.len() as f64 * self.growth * 1.2 / (1u64 << shard_bits) as f64;
@@ -606,7 +619,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let states = self.next.len();
         if count_boards {
             let count = |set: &frontier::CountSet<R::Key, W::Count>| -> u64 {
-                set.iter().map(|(k, n)| weights.boards(rules, *k, n)).sum()
+                set.iter().map(|(k, n)| weights.boards(rules, k, n)).sum()
             };
             let stored: u64 = self.next.shards().par_iter().map(count).sum();
             stats.boards = Some(stored + count(&self.ended));
@@ -641,12 +654,12 @@ fn for_each_mut<T: Send>(parallel: bool, items: &mut [T], f: impl Fn(usize, &mut
     }
 }
 
-/// Zeroes `slots`, on the thread pool when `parallel`.
-fn zero(parallel: bool, slots: &mut [u32]) {
+/// Empties `slots`, on the thread pool when `parallel`.
+fn zero<K: PackedKey, C: Tally>(parallel: bool, slots: &mut [Slot<K, C>]) {
     if parallel {
-        slots.par_chunks_mut(1 << 16).for_each(|s| s.fill(0));
+        slots.par_chunks_mut(1 << 14).for_each(|s| s.fill(Slot::empty()));
     } else {
-        slots.fill(0);
+        slots.fill(Slot::empty());
     }
 }
 
@@ -715,7 +728,7 @@ pub(crate) fn expand<R: Rules, W: Weights>(
     c.full.clear();
     let mut acc = W::Sum::zero();
     let mut paths = 0u32;
-    for (i, (&k, n)) in c.positions(cur).enumerate() {
+    for (i, k, n) in c.positions(cur) {
         let n_succ = rules.successors_into(k, &mut c.succ);
         for &s in &c.succ[..n_succ] {
             if rules.is_full(s) {
@@ -795,7 +808,7 @@ pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
     let mut batch = vec![(0u64, R::Key::ZERO, W::Count::zero()); DIRECT_BATCH + R::BUFFER];
     let mut len = 0;
     let (mut acc, mut paths, mut records) = (W::Sum::zero(), 0u32, 0);
-    for (i, (&k, n)) in c.positions(cur).enumerate() {
+    for (i, k, n) in c.positions(cur) {
         let n_succ = rules.successors_into(k, &mut c.succ);
         for &s in &c.succ[..n_succ] {
             if rules.is_full(s) {
@@ -861,7 +874,7 @@ pub(crate) fn last_two<R: Rules, W: Weights>(
 ) {
     c.succ.resize(R::BUFFER, R::Key::ZERO);
     let (mut acc, mut beyond, mut paths, mut records) = (W::Sum::zero(), W::Sum::zero(), 0u32, 0);
-    for (&k, n) in c.positions(cur) {
+    for (_, k, n) in c.positions(cur) {
         let n_succ = rules.successors_into(k, &mut c.succ);
         for &s in &c.succ[..n_succ] {
             if rules.is_full(s) {
@@ -885,7 +898,7 @@ pub(crate) fn last<R: Rules, W: Weights>(
     c: &mut Chunk<R::Key, W::Sum>,
 ) {
     let mut acc = W::Sum::zero();
-    for (&k, n) in c.positions(cur) {
+    for (_, k, n) in c.positions(cur) {
         weights.end(&mut acc, n, &rules.successor_hashes(k));
     }
     c.acc = acc;
@@ -918,7 +931,7 @@ mod tests {
                     search.step(&mut DepthStats::default());
                 }
                 let mut positions: Vec<(u64, u64)> =
-                    search.cur.shards().iter().flat_map(|s| s.iter()).map(|(k, n)| (*k, *n)).collect();
+                    search.cur.shards().iter().flat_map(|s| s.iter()).map(|(k, n)| (k, *n)).collect();
                 positions.sort_unstable();
                 positions
             })

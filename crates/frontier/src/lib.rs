@@ -45,7 +45,7 @@ pub mod spill;
 pub use arena::MmapArray;
 pub use hash::key_hash;
 pub use prefetch::prefetch;
-pub use set::{CountSet, Slot};
+pub use set::{CountSet, Entries, Slot};
 pub use shared::{Claim, Overflow, SharedSet};
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};

@@ -12,16 +12,17 @@
 //!
 //! On one thread (or a frontier too small to share out, [`PARALLEL_MIN`]) the two phases are
 //! one ([`direct`]): each successor goes straight into a single set, its slot prefetched a
-//! batch ahead, with no records written and read back. On several threads, a frontier past
-//! the cores' caches whose positions carry one count ([`Weights::SHARED_FILL`]) is done the
-//! same way by every thread at once, into one lock-free [`frontier::SharedSet`].
+//! batch ahead, with no records written and read back. On several threads, a frontier whose
+//! positions carry one count ([`Weights::SHARED_FILL`]) and whose keys are one atomic word
+//! (up to 21 cells) is done the same way by every thread at once, into one lock-free
+//! [`frontier::SharedSet`].
 //!
 //! At the last depth nothing is generated: each position adds its counts times the summed
 //! hashes of its successors ([`Rules::successor_hashes`]). The counts a position stands for
 //! are [`Weights`]: 8 lanes, or one orbit mass when every symmetry fixes the start. Chunks and
 //! shards depend only on the data, and wrapping sums commute, so the answer (and every
 //! statistic) is the same for any number of threads, whichever way a depth ran (a shared
-//! fill's dense order depends on the threads' timing; no result does).
+//! fill's table order may depend on the threads' timing; no result does).
 
 use std::time::Instant;
 
@@ -177,7 +178,7 @@ impl<K: Copy, S: Tally> Chunk<K, S> {
     where
         K: PackedKey,
     {
-        self.parents(cur).iter().enumerate().filter_map(|(i, s)| Some((i, s.key()?, s.count())))
+        cur.shards()[self.shard].entries(self.start..self.end)
     }
 }
 
@@ -530,15 +531,13 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let parallel = self.parallel();
         // On one thread, the successors go straight into one set: no records, no shards.
         // (Asking rayon for its thread count starts the pool: only for a parallel depth.)
+        // A position's bytes in the next frontier: 2 to 4 table slots.
         let position = 3 * std::mem::size_of::<Slot<R::Key, W::Count>>();
         let threads = if parallel { rayon::current_num_threads() } else { 1 };
-        // Threads fill one set at once where their shares would not fit in their caches
-        // anyway, the counts are one word and the keys one atomic word; else, in parallel,
-        // records go through shards.
-        let shared = parallel
-            && W::SHARED_FILL
-            && frontier::CountSet::<R::Key, W::Count>::SHAREABLE
-            && !fits_cache(self.cur.len(), position, threads);
+        // Threads fill one set at once where the counts are one word and the keys one atomic
+        // word (faster than records and shards at every size measured: each successor is
+        // written once, into its slot); else, in parallel, records go through shards.
+        let shared = parallel && W::SHARED_FILL && frontier::CountSet::<R::Key, W::Count>::SHAREABLE;
         let shard_bits =
             if parallel && !shared { shard_bits_for(self.cur.len(), position, threads) } else { 0 };
         let expect = self.cur.len() as f64 * self.growth * 1.2 / (1u64 << shard_bits) as f64;
@@ -642,7 +641,7 @@ const SMALL_BYTES: f64 = (16 << 20) as f64;
 /// than they save (and small searches never start the pool at all). Larger ones go through
 /// records and shards. Every sum is a wrapping one, so both ways give the same answers and
 /// statistics (a test checks it).
-const PARALLEL_MIN: usize = 1 << 15;
+const PARALLEL_MIN: usize = 1 << 13;
 
 /// Calls `f(index, item)` on every item: on the thread pool when `parallel` and there is more
 /// than one item, else on the calling thread, in order.

@@ -191,29 +191,36 @@ fn one_thread_and_sharded_paths_agree() {
     }
 }
 
-/// Past a core's cache, positions with one orbit mass (here the empty 4x4) are inserted by all
-/// threads into one shared set: its dense order depends on the threads' timing, but its
-/// positions and counts, and so every answer and statistic, must not.
+/// On several threads, positions with one orbit mass (the empty 4x4, with `u64` keys, and the
+/// empty 3x3, with `u32` keys) are inserted by all threads into one shared set: where a key
+/// lands in its table depends on the threads' timing, but the positions and counts, and so
+/// every answer and statistic, must not.
 #[test]
 fn shared_fill_agrees_with_one_thread() {
-    let board = Board::new(Shape::new(4, 4).unwrap(), vec![0; 16]).unwrap();
-    let run = |threads| {
-        let o =
-            Options { threads: Some(threads), all_depths: true, count_boards: true, ..Options::default() };
-        solve(&board, 14, &o).unwrap()
-    };
-    let one = run(1);
-    let key = |a: &solver::Answer| -> Vec<(u64, Option<u64>, u64, u32, u32)> {
-        a.stats.iter().map(|s| (s.states, s.boards, s.records, s.ended_paths, s.ended)).collect()
-    };
-    for threads in [2, 3] {
-        let many = run(threads);
-        // A depth expanded in parallel (a frontier past the threshold) with no separate
-        // insertion phase was a shared fill.
-        let shared = many.stats.windows(2).any(|w| w[0].states >= 1 << 18 && w[1].insert_seconds == 0.0);
-        assert!(shared, "{threads} threads: no depth filled a shared set");
-        assert_eq!(one.answers, many.answers, "{threads} threads");
-        assert_eq!(key(&one), key(&many), "{threads} threads");
+    for (shape, depth) in [(Shape::new(4, 4).unwrap(), 14), (Shape::SQUARE3, 30)] {
+        let board = Board::empty(shape);
+        let run = |threads| {
+            let o = Options {
+                threads: Some(threads),
+                all_depths: true,
+                count_boards: true,
+                ..Options::default()
+            };
+            solve(&board, depth, &o).unwrap()
+        };
+        let one = run(1);
+        let key = |a: &solver::Answer| -> Vec<(u64, Option<u64>, u64, u32, u32)> {
+            a.stats.iter().map(|s| (s.states, s.boards, s.records, s.ended_paths, s.ended)).collect()
+        };
+        for threads in [2, 3] {
+            let many = run(threads);
+            // A depth expanded in parallel (a frontier past the threshold) with no separate
+            // insertion phase was a shared fill.
+            let shared = many.stats.windows(2).any(|w| w[0].states >= 1 << 16 && w[1].insert_seconds == 0.0);
+            assert!(shared, "{shape}, {threads} threads: no depth filled a shared set");
+            assert_eq!(one.answers, many.answers, "{shape}, {threads} threads");
+            assert_eq!(key(&one), key(&many), "{shape}, {threads} threads");
+        }
     }
 }
 

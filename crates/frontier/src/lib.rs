@@ -6,9 +6,10 @@
 //! * [`CountSet`]: one shard, an open-addressing hash set of plain-data keys (any
 //!   [`bytemuck::Pod`] type but the one with all bits set) with [`Tally`] payloads
 //!   (`[u32; L]` added lane by lane, or one `u64`, both wrapping) merged when a key is
-//!   inserted again. Each key and its counts share one [`Slot`] of the table (one cache line
-//!   an insert, prefetched from the key's hash), linear probing at load factor at most 1/2;
-//!   read back in table order, whole or by ranges of slots.
+//!   inserted again. Small counts share the table's [`Slot`]s with their keys (one cache
+//!   line an insert, prefetched from the key's hash; linear probing at load at most 1/2);
+//!   larger ones (lanes) are dense, in insertion order, behind a `u32` index table (load at
+//!   most 1/4). Read back in slot order, whole or by ranges of slots.
 //! * [`SharedSet`] ([`CountSet::fill_shared`]): one set (of 4- or 8-byte keys) filled by
 //!   several threads at once, each inserting through its own [`Claim`], without a lock.
 //! * [`Frontier`]: `2^b` shards; a key's shard is the top `b` bits of its hash, so the shards
@@ -45,7 +46,7 @@ pub mod spill;
 pub use arena::MmapArray;
 pub use hash::key_hash;
 pub use prefetch::prefetch;
-pub use set::{CountSet, Entries, Slot};
+pub use set::{CountSet, Entries, Serial, Slot, Zeroer};
 pub use shared::{Claim, Overflow, SharedSet};
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};

@@ -17,10 +17,30 @@ const MIN_SLOTS: usize = 16;
 /// How many items ahead [`CountSet::insert_many`] prefetches table slots.
 const PREFETCH_DISTANCE: usize = 8;
 
-/// Table slots a key: the load factor stays at or below `1 / SLOTS_PER_KEY` while keys are
-/// inserted one thread at a time (a shared fill may take it to 3/4, see
-/// [`CountSet::fill_shared`]).
-pub(crate) const SLOTS_PER_KEY: usize = 2;
+/// Table slots a key in the inline layout: the load factor stays at or below
+/// `1 / INLINE_SLOTS_PER_KEY` while keys are inserted one thread at a time (a shared fill may
+/// take it to 3/4, see [`CountSet::fill_shared`]).
+const INLINE_SLOTS_PER_KEY: usize = 2;
+
+/// Table slots (element numbers) a key in the dense layout: load at most 1/4.
+const DENSE_SLOTS_PER_KEY: usize = 4;
+
+/// Clears the arrays of a set (fills them with zeroes), on the caller's terms: a thread pool,
+/// say. [`Serial`] does it on the calling thread.
+pub trait Zeroer {
+    /// Sets every item of `items` to `zero` (an all-zero value).
+    fn zero<T: Copy + Send + Sync>(&self, items: &mut [T], zero: T);
+}
+
+/// A [`Zeroer`] that clears on the calling thread.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Serial;
+
+impl Zeroer for Serial {
+    fn zero<T: Copy + Send + Sync>(&self, items: &mut [T], zero: T) {
+        items.fill(zero);
+    }
+}
 
 /// One slot of a [`CountSet`]'s table: empty, or a key with its counts.
 ///
@@ -81,29 +101,49 @@ pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
 }
 
 /// An open-addressing hash set of keys with [`Tally`] payloads (lanes of wrapping counters,
-/// say), merged by [`Tally::merge`] when a key is inserted again.
+/// say), merged by [`Tally::merge`] when a key is inserted again. Keys and counts are kept
+/// in [`Slot`]s, in one of two layouts chosen by the size of the counts
+/// ([`CountSet::INLINE`]):
 ///
-/// * The table is a power-of-two array of [`Slot`]s in an [`MmapArray`], each a key and its
-///   counts side by side, probed linearly: an insert touches one slot (one cache line,
-///   mostly), whose address follows from the key's hash alone, so it can be prefetched.
-/// * An all-zero slot is empty (keys are stored inverted): a fresh map is an empty table,
-///   and an empty slot's counts are zero already, so a new key and a present one are merged
-///   the same way. The key with all bits set cannot be stored (inserting it panics).
-/// * The table's load factor stays at or below `1 / SLOTS_PER_KEY` (1/2): probes are short
-///   and always end.
+/// * **inline** (counts of at most 8 bytes: one `u64`): the table is a power-of-two array of
+///   slots, each a key and its counts side by side, probed linearly at load at most 1/2. An
+///   insert touches one slot (one cache line, mostly), whose address follows from the key's
+///   hash alone, so it can be prefetched. An all-zero slot is empty: a fresh map is an empty
+///   table, and an empty slot's counts are zero already, so a new key and a present one are
+///   merged the same way.
+/// * **dense** (larger counts: lanes): the slots are dense, in insertion order, and the table
+///   is a power-of-two array of `u32` element numbers (0: empty), probed linearly at load at
+///   most 1/4. Large slots would make an inline table several times larger than the keys it
+///   holds, and clearing it between depths would cost more than the second cache miss (the
+///   key's element after its table slot) saves. Element 0 is the probe's sentinel: an insert
+///   writes its key there first, so an empty slot and the key's own slot end the probe on one
+///   comparison.
+///
+/// In both, the key is stored with its bits inverted (see [`Slot`]): the key with all bits set
+/// cannot be stored (inserting it panics).
 /// * Which slot a key lands in is decided by the bits below the top `shift` bits of its hash;
 ///   the top bits are left to choose the shard (see [`crate::Frontier`]).
-/// * The keys are read back in table order ([`CountSet::iter`], or [`CountSet::slots`] by
-///   ranges): the same inserts in the same order give the same table.
+/// * The keys are read back in slot order ([`CountSet::iter`], or [`CountSet::slots`] by
+///   ranges): the same inserts in the same order give the same slots.
 #[derive(Debug)]
 pub struct CountSet<K: Pod + Eq, C: Tally> {
+    /// Inline: the table. Dense: the elements, from element 1 (element 0 is the sentinel).
     slots: MmapArray<Slot<K, C>>,
+    /// Dense only: the table of element numbers.
+    index: MmapArray<u32>,
     pub(crate) bits: u32,
     pub(crate) len: usize,
     pub(crate) shift: u32,
 }
 
-impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
+impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
+    /// True when keys and counts share the table's slots (counts of at most 8 bytes), false
+    /// when the slots are dense behind a table of element numbers (see [`CountSet`]).
+    pub const INLINE: bool = std::mem::size_of::<C>() <= 8;
+
+    /// Table slots a key at most.
+    const SLOTS_PER_KEY: usize = if Self::INLINE { INLINE_SLOTS_PER_KEY } else { DENSE_SLOTS_PER_KEY };
+
     /// An empty set whose slot bits start below the top `shift` bits of the hash.
     ///
     /// Nothing is mapped until the first key (or [`CountSet::clear_for`] with room for some):
@@ -111,6 +151,7 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
     pub fn new(shift: u32) -> Self {
         CountSet {
             slots: MmapArray::zeroed(0),
+            index: MmapArray::zeroed(0),
             // The bits of the smallest table, so that slot indices stay small while there is
             // none (a lookup finds no slot, a prefetch has nothing to fetch).
             bits: MIN_SLOTS.trailing_zeros(),
@@ -129,46 +170,63 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         self.len == 0
     }
 
-    /// Number of table slots (`SLOTS_PER_KEY` times the keys it holds before growing).
+    /// Number of table slots (2 or 4 times the keys it holds before growing).
     pub fn capacity(&self) -> usize {
-        self.slots.len()
+        if Self::INLINE {
+            self.slots.len()
+        } else {
+            self.index.len()
+        }
     }
 
     /// Empties the set, with room for `keys` keys, and takes slot bits below the top `shift`
     /// bits of the hash from now on.
     pub fn reset(&mut self, shift: u32, keys: usize) {
-        self.reset_with(shift, keys, zero_slots);
+        self.reset_with(shift, keys, &Serial);
     }
 
-    /// [`CountSet::reset`], the table's slots zeroed by `zero` (on a thread pool, say).
-    pub fn reset_with(&mut self, shift: u32, keys: usize, zero: impl FnOnce(&mut [Slot<K, C>])) {
+    /// [`CountSet::reset`], the table cleared by `zero` (on a thread pool, say).
+    pub fn reset_with(&mut self, shift: u32, keys: usize, zero: &impl Zeroer) {
         self.shift = shift;
         self.clear_for_with(keys, zero);
     }
 
     /// Empties the set, keeping room for at least `keys` keys without growing.
     pub fn clear_for(&mut self, keys: usize) {
-        self.clear_for_with(keys, zero_slots);
+        self.clear_for_with(keys, &Serial);
     }
 
-    /// [`CountSet::clear_for`], the table's slots zeroed by `zero` (on a thread pool, say):
-    /// it is given the slots that may not be zero (a larger table's fresh pages are), and
-    /// must make every one of them all-zero ([`bytemuck::Zeroable::zeroed`]).
-    pub fn clear_for_with(&mut self, keys: usize, zero: impl FnOnce(&mut [Slot<K, C>])) {
+    /// [`CountSet::clear_for`], the table cleared by `zero` (on a thread pool, say): it is
+    /// given only what may not be zero (a larger table's fresh pages are).
+    pub fn clear_for_with(&mut self, keys: usize, zero: &impl Zeroer) {
         if keys == 0 && self.len == 0 {
             // Already clear, and room is made on demand: nothing to map.
             return;
         }
-        let want = (SLOTS_PER_KEY * keys).next_power_of_two().max(MIN_SLOTS);
+        let want = (Self::SLOTS_PER_KEY * keys).next_power_of_two().max(MIN_SLOTS);
         if want > self.capacity() || want < self.capacity() / 4 {
             // Shrinking too, when much smaller: a smaller table is faster to clear and probe.
-            self.slots.resize_zeroed_with(want, zero);
-            self.bits = want.trailing_zeros();
+            self.make_table(want, zero);
         } else if self.len > 0 {
             // A set that never held a key is already clear.
-            self.slots.resize_zeroed_with(self.capacity(), zero);
+            self.make_table(self.capacity(), zero);
         }
         self.len = 0;
+    }
+
+    /// Makes the table an empty one of `slots` slots (cleared by `zero`); in the dense layout,
+    /// with room for `slots / 4` elements, whose old contents are kept (the caller may insert
+    /// them again).
+    fn make_table(&mut self, slots: usize, zero: &impl Zeroer) {
+        debug_assert!(slots.is_power_of_two());
+        if Self::INLINE {
+            self.slots.resize_zeroed_with(slots, |t| zero.zero(t, Slot::empty()));
+        } else {
+            self.index.resize_zeroed_with(slots, |t| zero.zero(t, 0));
+            // Element 0 is the sentinel.
+            self.slots.resize(slots / DENSE_SLOTS_PER_KEY + 1);
+        }
+        self.bits = slots.trailing_zeros();
     }
 
     #[inline(always)]
@@ -185,7 +243,12 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
     /// [`CountSet::prefetch`] for a key whose [`key_hash`] is `hash`.
     #[inline(always)]
     pub fn prefetch_hash(&self, hash: u64) {
-        if let Some(slot) = self.slots.as_slice().get(slot_of(hash, self.shift, self.bits)) {
+        let i = slot_of(hash, self.shift, self.bits);
+        if Self::INLINE {
+            if let Some(slot) = self.slots.as_slice().get(i) {
+                prefetch(slot);
+            }
+        } else if let Some(slot) = self.index.as_slice().get(i) {
             prefetch(slot);
         }
     }
@@ -232,18 +295,23 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         let mut rest = items;
         while !rest.is_empty() {
             // A piece that cannot outgrow the table: each item adds at most one key.
-            let mut room = (self.capacity() / SLOTS_PER_KEY).saturating_sub(self.len);
+            let mut room = (self.capacity() / Self::SLOTS_PER_KEY).saturating_sub(self.len);
             if room == 0 {
                 self.grow();
-                room = (self.capacity() / SLOTS_PER_KEY).saturating_sub(self.len);
+                room = (self.capacity() / Self::SLOTS_PER_KEY).saturating_sub(self.len);
             }
             let (piece, tail) = rest.split_at(room.min(rest.len()));
-            self.insert_piece::<T, PREFETCH>(piece, hash, key, counts);
+            if Self::INLINE {
+                self.insert_piece::<T, PREFETCH>(piece, hash, key, counts);
+            } else {
+                self.insert_piece_dense::<T, PREFETCH>(piece, hash, key, counts);
+            }
             rest = tail;
         }
     }
 
-    /// Inserts `piece`, which has at most `capacity / SLOTS_PER_KEY - len` items.
+    /// Inserts `piece`, which has at most `capacity / SLOTS_PER_KEY - len` items (inline
+    /// layout).
     #[inline(always)]
     fn insert_piece<T, const PREFETCH: bool>(
         &mut self,
@@ -281,6 +349,50 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         self.len = len;
     }
 
+    /// [`CountSet::insert_piece`] for the dense layout.
+    #[inline(always)]
+    fn insert_piece_dense<T, const PREFETCH: bool>(
+        &mut self,
+        piece: &[T],
+        hash: &impl Fn(&T) -> u64,
+        key: &impl Fn(&T) -> K,
+        counts: &impl Fn(&T) -> C,
+    ) {
+        let (bits, shift) = (self.bits, self.shift);
+        let slot = |h: u64| slot_of(h, shift, bits);
+        let mask = self.capacity() - 1;
+        let table = self.index.as_mut_slice();
+        let elements = self.slots.as_mut_slice();
+        let mut len = self.len;
+        for (j, item) in piece.iter().enumerate() {
+            if PREFETCH {
+                if let Some(ahead) = piece.get(j + PREFETCH_DISTANCE) {
+                    prefetch(&table[slot(hash(ahead))]);
+                }
+            }
+            let s = stored(key(item));
+            let mut i = slot(hash(item));
+            // Probe until the key's slot or an empty one (whose element 0 holds the key): the
+            // first slot, almost always (load <= 1/4).
+            elements[0].stored = s;
+            while elements[table[i] as usize].stored != s {
+                i = (i + 1) & mask;
+            }
+            // Found or new, without a branch (which would be mispredicted for a good share of
+            // the inserts): a new key takes element `len + 1` and starts from zero counts. The
+            // piece fits, so that element is in bounds either way.
+            let found = table[i] as usize;
+            let fresh = found == 0;
+            let e = if fresh { len + 1 } else { found };
+            table[i] = e as u32;
+            let element = &mut elements[e];
+            element.stored = s;
+            element.count = element.count.merge_or_start(counts(item), fresh);
+            len += fresh as usize;
+        }
+        self.len = len;
+    }
+
     /// The counts of `key`, if present.
     pub fn get(&self, key: &K) -> Option<&C> {
         if self.len == 0 {
@@ -291,7 +403,14 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         let mut i = self.slot(key);
         let slots = self.slots.as_slice();
         loop {
-            let slot = &slots[i];
+            let slot = if Self::INLINE {
+                &slots[i]
+            } else {
+                match self.index.as_slice()[i] {
+                    0 => return None,
+                    e => &slots[e as usize],
+                }
+            };
             if slot.is_empty() {
                 return None;
             }
@@ -309,12 +428,25 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
 
     /// Empties the set, keeping its table's size.
     pub(crate) fn clear_all(&mut self) {
-        zero_slots(self.slots.as_mut_slice());
+        self.make_table(self.capacity(), &Serial);
         self.len = 0;
     }
 
     #[cold]
     fn grow(&mut self) {
+        if !Self::INLINE {
+            self.make_table((2 * self.capacity()).max(MIN_SLOTS), &Serial);
+            let mask = self.capacity() - 1;
+            for e in 1..=self.len {
+                let mut i = self.slot(&invert(self.slots.as_slice()[e].stored));
+                let table = self.index.as_mut_slice();
+                while table[i] != 0 {
+                    i = (i + 1) & mask;
+                }
+                table[i] = e as u32;
+            }
+            return;
+        }
         let slots = (2 * self.capacity()).max(MIN_SLOTS);
         let old = std::mem::replace(&mut self.slots, MmapArray::zeroed(slots));
         self.bits = slots.trailing_zeros();
@@ -329,15 +461,20 @@ impl<K: Pod + Eq, C: Tally> CountSet<K, C> {
         }
     }
 
-    /// The whole table, empty slots included, in slot order: for reading the set in pieces
-    /// (ranges of slots), say one piece a thread.
+    /// The slots, for reading the set in pieces (ranges of slots), say one piece a thread:
+    /// the whole table, empty slots included, in the inline layout; the elements, in
+    /// insertion order, in the dense one.
     pub fn slots(&self) -> &[Slot<K, C>] {
-        self.slots.as_slice()
+        if Self::INLINE {
+            self.slots.as_slice()
+        } else {
+            self.slots.as_slice().get(1..=self.len).unwrap_or_default()
+        }
     }
 
     /// The stored keys and their counts, in table order.
     pub fn iter(&self) -> impl Iterator<Item = (K, &C)> + '_ {
-        let all = if self.len == 0 { 0..0 } else { 0..self.capacity() };
+        let all = if self.len == 0 { 0..0 } else { 0..self.slots().len() };
         self.entries(all).map(|(_, k, c)| (k, c))
     }
 
@@ -390,11 +527,6 @@ impl<'a, K: Pod + Eq, C: Tally> Iterator for Entries<'a, K, C> {
     }
 }
 
-/// Zeroes every slot: empties them.
-fn zero_slots<K: Pod + Eq, C: Tally>(slots: &mut [Slot<K, C>]) {
-    slots.fill(Slot::empty());
-}
-
 /// The slot of a key whose hash is `hash` in a table of `2^bits` slots that takes its slot
 /// bits below the top `shift` bits of the hash (those choose the shard).
 #[inline(always)]
@@ -407,18 +539,19 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    #[test]
-    fn merges_like_a_hashmap() {
-        let mut set = CountSet::<u64, [u32; 2]>::new(0);
-        let mut map: HashMap<u64, [u32; 2]> = HashMap::new();
+    /// Random inserts with many repeats, in a set of lanes `[u32; L]`: dense for `L > 2`.
+    fn merges_like_a_hashmap<const L: usize>() {
+        let mut set = CountSet::<u64, [u32; L]>::new(0);
+        assert_eq!(CountSet::<u64, [u32; L]>::INLINE, L <= 2);
+        let mut map: HashMap<u64, [u32; L]> = HashMap::new();
         let mut x = 1u64;
         for i in 0..50_000u32 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let k = x >> 50; // many repeats
-            set.insert(k, &[i, 1]);
-            let e = map.entry(k).or_insert([0, 0]);
-            e[0] = e[0].wrapping_add(i);
-            e[1] += 1;
+            let add: [u32; L] = std::array::from_fn(|g| i.wrapping_mul(g as u32 + 1));
+            set.insert(k, &add);
+            let e = map.entry(k).or_insert([0; L]);
+            *e = e.merge(add);
         }
         assert_eq!(set.len(), map.len());
         assert_eq!(set.iter().count(), map.len());
@@ -426,17 +559,30 @@ mod tests {
             assert_eq!(map[&k], *c);
             assert_eq!(set.get(&k), Some(c));
         }
-        assert!(set.len() * SLOTS_PER_KEY <= set.capacity());
+        assert!(set.len() * CountSet::<u64, [u32; L]>::SLOTS_PER_KEY <= set.capacity());
         set.clear_for(10);
         assert!(set.is_empty() && set.iter().next().is_none() && set.get(&3).is_none());
+        assert!(set.slots().iter().all(|s| s.is_empty()));
         set.clear_for(0);
         assert!(set.is_empty() && set.get(&3).is_none());
         // Zero is a key like any other; only all ones is not.
-        set.insert(0, &[1, 2]);
-        set.insert(u64::MAX - 1, &[3, 4]);
-        assert_eq!(set.get(&0), Some(&[1, 2]));
-        assert_eq!(set.get(&(u64::MAX - 1)), Some(&[3, 4]));
+        set.insert(0, &[1; L]);
+        set.insert(u64::MAX - 1, &[3; L]);
+        assert_eq!(set.get(&0), Some(&[1; L]));
+        assert_eq!(set.get(&(u64::MAX - 1)), Some(&[3; L]));
         assert_eq!(set.get(&u64::MAX), None);
+    }
+
+    #[test]
+    fn inline_sets_merge_like_a_hashmap() {
+        merges_like_a_hashmap::<1>();
+        merges_like_a_hashmap::<2>();
+    }
+
+    #[test]
+    fn dense_sets_merge_like_a_hashmap() {
+        merges_like_a_hashmap::<3>();
+        merges_like_a_hashmap::<8>();
     }
 
     #[test]
@@ -459,19 +605,19 @@ mod tests {
         assert!(set.capacity() >= MIN_SLOTS);
     }
 
-    #[test]
-    fn slots_hold_every_key_once() {
-        let mut set = CountSet::<u32, u64>::new(0);
+    /// Every key once among the slots, whole or by ranges, in a set of lanes `[u32; L]`.
+    fn slots_hold_every_key_once<const L: usize>() {
+        let mut set = CountSet::<u32, [u32; L]>::new(0);
         for k in (0..1000u32).chain(0..500) {
-            set.insert(k * 7, &1);
+            set.insert(k * 7, &[1; L]);
         }
         let mut keys: Vec<u32> = set.slots().iter().filter_map(Slot::key).collect();
         keys.sort_unstable();
         assert_eq!(keys, (0..1000).map(|k| k * 7).collect::<Vec<_>>());
-        assert!(set.slots().iter().filter(|s| s.is_empty()).all(|s| *s.count() == 0));
+        assert!(set.slots().iter().filter(|s| s.is_empty()).all(|s| *s.count() == [0; L]));
         // By ranges, with indices within each range, every key once.
-        let cap = set.capacity();
-        for cut in [0, 1, 63, 64, 65, 100, cap / 2, cap - 1, cap] {
+        let end = set.slots().len();
+        for cut in [0, 1, 63, 64, 65, 100, end / 2, end - 1, end] {
             let mut seen: Vec<u32> = set
                 .entries(0..cut)
                 .map(|(i, k, _)| {
@@ -479,15 +625,21 @@ mod tests {
                     k
                 })
                 .collect();
-            seen.extend(set.entries(cut..cap).map(|(i, k, _)| {
+            seen.extend(set.entries(cut..end).map(|(i, k, _)| {
                 assert_eq!(set.slots()[cut + i].key(), Some(k));
                 k
             }));
             seen.sort_unstable();
             assert_eq!(seen, keys, "cut at {cut}");
         }
-        let twice: u64 = set.slots().iter().map(|s| s.count()).sum();
+        let twice: u32 = set.slots().iter().map(|s| s.count()[L - 1]).sum();
         assert_eq!(twice, 1500);
+    }
+
+    #[test]
+    fn slots_hold_every_key_once_in_both_layouts() {
+        slots_hold_every_key_once::<2>();
+        slots_hold_every_key_once::<5>();
     }
 
     #[test]

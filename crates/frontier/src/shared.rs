@@ -75,11 +75,12 @@ pub struct Claim<'s, 'a, K: Pod + Eq, C: Tally> {
 }
 
 impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
-    /// True when [`CountSet::fill_shared`] works for this key type: keys of 4 or 8 bytes,
-    /// aligned to their size (`u32`, `u64`), which one atomic instruction can compare and
-    /// swap.
-    pub const SHAREABLE: bool =
-        matches!(std::mem::size_of::<K>(), 4 | 8) && std::mem::align_of::<K>() >= std::mem::size_of::<K>();
+    /// True when [`CountSet::fill_shared`] works for these types: the inline layout (counts
+    /// of at most 8 bytes, see [`CountSet::INLINE`]) and keys of 4 or 8 bytes, aligned to
+    /// their size (`u32`, `u64`), which one atomic instruction can compare and swap.
+    pub const SHAREABLE: bool = Self::INLINE
+        && matches!(std::mem::size_of::<K>(), 4 | 8)
+        && std::mem::align_of::<K>() >= std::mem::size_of::<K>();
 
     /// Fills the set from several threads at once: `fill` gets a [`SharedSet`] whose
     /// [`Claim`]s (one for each thread, or each task) insert concurrently. The table keeps
@@ -93,7 +94,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// interleave.
     ///
     /// # Panics
-    /// Unless [`CountSet::SHAREABLE`] (keys of 4 or 8 bytes), or if an item's key has all its
+    /// Unless [`CountSet::SHAREABLE`] (keys of 4 or 8 bytes, counts of at most 8), or if an item's key has all its
     /// bits set (see [`Slot`]).
     ///
     /// ```
@@ -354,19 +355,19 @@ mod tests {
         for threads in [1, 2, 3, 8] {
             let items: Vec<(u64, u64)> = keys(60_000, 20_000).zip(1..).collect();
             fill_and_check(&items, threads, 25_000);
-            let lanes: Vec<(u64, [u32; 3])> =
-                keys(30_000, 5_000).map(|k| (k, [k as u32, 1, u32::MAX])).collect();
+            let lanes: Vec<(u64, [u32; 2])> =
+                keys(30_000, 5_000).map(|k| (k, [k as u32, u32::MAX])).collect();
             fill_and_check(&lanes, threads, 6_000);
-            let small: Vec<(u32, [u32; 8])> =
-                keys(30_000, 3_000).map(|k| (k as u32, [k as u32; 8])).collect();
+            let small: Vec<(u32, u64)> = keys(30_000, 3_000).map(|k| (k as u32, k << 40)).collect();
             fill_and_check(&small, threads, 3_000);
         }
     }
 
     #[test]
-    fn wide_keys_cannot_be_shared() {
-        const { assert!(CountSet::<u32, u64>::SHAREABLE && CountSet::<u64, [u32; 8]>::SHAREABLE) };
+    fn wide_keys_and_dense_sets_cannot_be_shared() {
+        const { assert!(CountSet::<u32, u64>::SHAREABLE && CountSet::<u64, [u32; 2]>::SHAREABLE) };
         const { assert!(!CountSet::<u128, u64>::SHAREABLE && !CountSet::<[u32; 2], u64>::SHAREABLE) };
+        const { assert!(!CountSet::<u64, [u32; 8]>::SHAREABLE && !CountSet::<u32, [u32; 3]>::INLINE) };
     }
 
     #[test]

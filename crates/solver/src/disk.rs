@@ -569,9 +569,9 @@ fn commit_checkpoint(root: &Path, level_dir: &Path, manifest: &Manifest) -> Resu
 /// Partitions (as a power of two) so that the sets of all workers merging partitions at once
 /// take at most half the limit (the rest: I/O buffers, the block being expanded, the program).
 fn partition_bits<K>(expected_states: f64, memory_limit: u64) -> u32 {
-    // A table of slots (each a key and its 8 lanes) sized for 1.25 times the keys expected at
-    // load 1/2 or less, and pre-faulted: up to 5 slots a key.
-    let per_state = (5 * std::mem::size_of::<frontier::Slot<K, Counts>>()) as f64;
+    // Dense slots (a key and its 8 lanes) plus a table of 4 to 8 u32 slots a key; the arrays
+    // are sized (and pre-faulted) for up to twice the keys expected.
+    let per_state = (2 * (std::mem::size_of::<frontier::Slot<K, Counts>>() + 8)) as f64;
     let workers = rayon::current_num_threads().max(1) as f64;
     let budget = (memory_limit as f64 / 2.0 / workers).max(1.0);
     let mut bits = 0;

@@ -33,8 +33,8 @@ use state::{Counts, PackedKey, Rules};
 use crate::dispatch;
 use crate::weights::Weights;
 
-/// Table slots of the current frontier expanded by one task (a quarter to a half of them
-/// hold positions).
+/// Slots of the current frontier expanded by one task (in the inline layout, a quarter to a
+/// half of them hold positions; in the dense one, all).
 const CHUNK_SLOTS: usize = 1 << 13;
 
 /// Chunks expanded before their records are inserted.
@@ -412,13 +412,14 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         }
     }
 
-    /// Both frontiers (tables of 2 to 4 slots a key, each slot a key and its counts) and the
-    /// records in flight of the next depth, counted from the frontier's size.
+    /// Both frontiers (at most twice [`position_bytes`] a position: tables are sized with a
+    /// margin, up to a power of two) and the records in flight of the next depth, counted
+    /// from the frontier's size.
     fn counted_bytes(&self) -> f64 {
         let key = std::mem::size_of::<R::Key>() as f64;
-        let slot = std::mem::size_of::<Slot<R::Key, W::Count>>() as f64;
+        let position = position_bytes::<R::Key, W::Count>() as f64;
         let (cur, next) = (self.cur.len() as f64, self.cur.len() as f64 * self.growth);
-        (cur + next) * 4.0 * slot + next * 5.0 * (key + 4.0)
+        (cur + next) * 2.0 * position + next * 5.0 * (key + 4.0)
     }
 
     /// True when the next depth would not fit under `spill`'s limit.
@@ -455,12 +456,12 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 continue;
             }
             let mut start = 0;
-            while start < set.capacity() {
+            while start < set.slots().len() {
                 if n == self.chunks.len() {
                     self.chunks.push(Chunk::new());
                 }
                 let c = &mut self.chunks[n];
-                (c.shard, c.start, c.end) = (shard, start, (start + CHUNK_SLOTS).min(set.capacity()));
+                (c.shard, c.start, c.end) = (shard, start, (start + CHUNK_SLOTS).min(set.slots().len()));
                 start = c.end;
                 n += 1;
             }
@@ -531,8 +532,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let parallel = self.parallel();
         // On one thread, the successors go straight into one set: no records, no shards.
         // (Asking rayon for its thread count starts the pool: only for a parallel depth.)
-        // A position's bytes in the next frontier: 2 to 4 table slots.
-        let position = 3 * std::mem::size_of::<Slot<R::Key, W::Count>>();
+        let position = position_bytes::<R::Key, W::Count>();
         let threads = if parallel { rayon::current_num_threads() } else { 1 };
         // Threads fill one set at once where the counts are one word and the keys one atomic
         // word (faster than records and shards at every size measured: each successor is
@@ -544,7 +544,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         self.next.resize_shards(shard_bits);
         // The one large set of a shared fill is cleared by all threads; shards by one each.
         for_each_mut(parallel, self.next.shards_mut(), |_, s| {
-            s.reset_with(shard_bits, expect as usize + 16, |slots| zero(shared, slots))
+            s.reset_with(shard_bits, expect as usize + 16, &PoolZeroer(shared))
         });
         let (rules, weights, cur, next, fanout) =
             (self.rules, self.weights, &self.cur, &mut self.next, self.fanout);
@@ -653,12 +653,16 @@ fn for_each_mut<T: Send>(parallel: bool, items: &mut [T], f: impl Fn(usize, &mut
     }
 }
 
-/// Empties `slots`, on the thread pool when `parallel`.
-fn zero<K: PackedKey, C: Tally>(parallel: bool, slots: &mut [Slot<K, C>]) {
-    if parallel {
-        slots.par_chunks_mut(1 << 14).for_each(|s| s.fill(Slot::empty()));
-    } else {
-        slots.fill(Slot::empty());
+/// Clears a set's table on the thread pool when `.0`, else on the calling thread.
+struct PoolZeroer(bool);
+
+impl frontier::Zeroer for PoolZeroer {
+    fn zero<T: Copy + Send + Sync>(&self, items: &mut [T], zero: T) {
+        if self.0 {
+            items.par_chunks_mut((256 << 10) / std::mem::size_of::<T>().max(1)).for_each(|s| s.fill(zero));
+        } else {
+            items.fill(zero);
+        }
     }
 }
 
@@ -683,6 +687,17 @@ fn shard_bits_for(len: usize, bytes: usize, threads: usize) -> u32 {
 /// fits in its core's cache ([`SHARE_BYTES`]).
 fn fits_cache(len: usize, bytes: usize, threads: usize) -> bool {
     len / threads.max(1) * bytes <= SHARE_BYTES
+}
+
+/// The bytes a position takes in a frontier's set, typically: 3 table slots in the inline
+/// layout (load 1/4 to 1/2), or its dense slot and 6 `u32` table slots (load 1/8 to 1/4).
+fn position_bytes<K: PackedKey, C: Tally>() -> usize {
+    let slot = std::mem::size_of::<Slot<K, C>>();
+    if frontier::CountSet::<K, C>::INLINE {
+        3 * slot
+    } else {
+        slot + 6 * 4
+    }
 }
 
 /// A thread's share of the next frontier that still counts as small: about a core's L2.

@@ -500,15 +500,22 @@ pub struct Entries<'a, K, C> {
     block: usize,
     /// The first slot of the block after it.
     next_block: usize,
-    /// Bit `j`: slot `block + j` holds a key not yet returned.
+    /// Bit `j`: slot `block + j` holds a key not yet returned (inline layout; the dense one
+    /// returns slot `next_block` next, all of them holding a key).
     occupied: u64,
 }
 
-impl<'a, K: Pod + Eq, C: Tally> Iterator for Entries<'a, K, C> {
+impl<'a, K: Pod + Eq + Send + Sync, C: Tally> Iterator for Entries<'a, K, C> {
     type Item = (usize, K, &'a C);
 
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
+        if !CountSet::<K, C>::INLINE {
+            let i = self.next_block;
+            let slot = self.slots.get(i)?;
+            self.next_block = i + 1;
+            return Some((i, invert(slot.stored), &slot.count));
+        }
         while self.occupied == 0 {
             let rest = self.slots.get(self.next_block..)?;
             if rest.is_empty() {

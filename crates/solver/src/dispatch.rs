@@ -37,7 +37,7 @@ macro_rules! kernel {
 
 kernel!(search::expand as expand, expand_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>, shard_bits: u32, fanout: f64, count_boards: bool));
 kernel!(search::insert as insert, insert_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, chunks: &[Chunk<R::Key, W::Sum>], s: usize, set: &mut CountSet<R::Key, W::Count>));
-kernel!(search::direct as direct, direct_avx2, <W: Weights, S: search::Sink<R::Key, W::Count>> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>, set: &mut S, count_boards: bool) -> usize);
+kernel!(search::direct as direct, direct_avx2, <W: Weights, S: search::Sink<R::Key, W::Count>> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>, set: &mut S, batch: &mut search::Batch<R::Key, W::Count>, count_boards: bool) -> usize);
 kernel!(search::last_two as last_two, last_two_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>));
 kernel!(search::last as last, last_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>));
 kernel!(disk::expand_piece as disk_expand, disk_expand_avx2, <> (rules: &R, positions: &[(R::Key, Counts)], bits: u32, p: &mut Piece<R::Key>));

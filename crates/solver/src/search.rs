@@ -24,6 +24,7 @@
 //! statistic) is the same for any number of threads, whichever way a depth ran (a shared
 //! fill's table order may depend on the threads' timing; no result does).
 
+use std::sync::Mutex;
 use std::time::Instant;
 
 use frontier::{shard_of, Frontier, Slot, Tally};
@@ -190,6 +191,10 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     cur: Frontier<R::Key, W::Count>,
     next: Frontier<R::Key, W::Count>,
     chunks: Vec<Chunk<R::Key, W::Sum>>,
+    /// [`direct`]'s batches, one a worker thread, kept from chunk to chunk and depth to depth:
+    /// a fresh one a chunk was a heap allocation each time, which musl's allocator maps and
+    /// unmaps (12 KiB, three pages to fault; on several threads, a TLB flush of the others).
+    batches: Vec<Mutex<Batch<R::Key, W::Count>>>,
     /// Positions of the last depth per position of the one before: sizes the next tables.
     growth: f64,
     /// Records (successors stored) per position at the last depth: sizes the buckets.
@@ -269,6 +274,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             cur: Frontier::new(0),
             next: Frontier::new(0),
             chunks: Vec::new(),
+            batches: Vec::new(),
             growth: 4.0,
             fanout: 8.0,
             phase_seconds: [0.0; 2],
@@ -564,6 +570,10 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 ended_set.insert(r.key, &r.counts(rules, weights, parents));
             }
         };
+        if self.batches.len() < threads {
+            self.batches.resize_with(threads, Default::default);
+        }
+        let batches = &self.batches;
         if shared {
             // Every thread expands chunks straight into the one next set, as on one thread.
             let mut room = expect as usize + 16;
@@ -575,7 +585,11 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                         || shared.claim(),
                         |claim, c| {
                             if !shared.overflowed() {
-                                c.records = dispatch::direct(rules, weights, cur, c, claim, count_boards);
+                                // Each worker its own batch: the lock is never contended.
+                                let mine = rayon::current_thread_index().unwrap_or(0) % batches.len();
+                                let batch = &mut *batches[mine].lock().unwrap_or_else(|e| e.into_inner());
+                                c.records =
+                                    dispatch::direct(rules, weights, cur, c, claim, batch, count_boards);
                             }
                         },
                     )
@@ -615,8 +629,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         } else {
             let t0 = Instant::now();
             let set = next.shard_mut(0);
+            let batch = &mut *batches[0].lock().unwrap_or_else(|e| e.into_inner());
             for c in self.chunks.iter_mut() {
-                records += dispatch::direct(rules, weights, cur, c, set, count_boards);
+                records += dispatch::direct(rules, weights, cur, c, set, batch, count_boards);
                 gather(c, &mut self.ended);
             }
             self.phase_seconds[0] = t0.elapsed().as_secs_f64();
@@ -814,6 +829,9 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::Claim<'_, '_, K, C> {
 /// made, and have arrived by the time the batch is inserted.
 const DIRECT_BATCH: usize = 192;
 
+/// [`direct`]'s batch of successors: hash, canonical key and counts.
+pub(crate) type Batch<K, C> = Vec<(u64, K, C)>;
+
 /// Expands one chunk straight into the next frontier's only set (the one-thread path): full
 /// successors into `c.acc` (and `c.full` when counting boards), the others canonicalised and
 /// inserted in batches. Returns the number of successors inserted.
@@ -827,11 +845,13 @@ pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
     cur: &Frontier<R::Key, W::Count>,
     c: &mut Chunk<R::Key, W::Sum>,
     set: &mut S,
+    batch: &mut Batch<R::Key, W::Count>,
     count_boards: bool,
 ) -> usize {
     c.succ.resize(R::BUFFER, R::Key::ZERO);
     c.full.clear();
-    let mut batch = vec![(0u64, R::Key::ZERO, W::Count::zero()); DIRECT_BATCH + R::BUFFER];
+    // Written by index below, never read past what was written.
+    batch.resize(DIRECT_BATCH + R::BUFFER, (0, R::Key::ZERO, W::Count::zero()));
     let mut len = 0;
     let (mut acc, mut paths, mut records) = (W::Sum::zero(), 0u32, 0);
     for (i, k, n) in c.positions(cur) {

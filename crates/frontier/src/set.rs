@@ -301,17 +301,12 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
                 room = (self.capacity() / Self::SLOTS_PER_KEY).saturating_sub(self.len);
             }
             let (piece, tail) = rest.split_at(room.min(rest.len()));
-            if Self::INLINE {
-                self.insert_piece::<T, PREFETCH>(piece, hash, key, counts);
-            } else {
-                self.insert_piece_dense::<T, PREFETCH>(piece, hash, key, counts);
-            }
+            self.insert_piece::<T, PREFETCH>(piece, hash, key, counts);
             rest = tail;
         }
     }
 
-    /// Inserts `piece`, which has at most `capacity / SLOTS_PER_KEY - len` items (inline
-    /// layout).
+    /// Inserts `piece`, which has at most `capacity / SLOTS_PER_KEY - len` items.
     #[inline(always)]
     fn insert_piece<T, const PREFETCH: bool>(
         &mut self,
@@ -323,72 +318,53 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         let (bits, shift) = (self.bits, self.shift);
         let slot = |h: u64| slot_of(h, shift, bits);
         let mask = self.capacity() - 1;
+        let table = self.index.as_mut_slice();
         let slots = self.slots.as_mut_slice();
         let empty = K::zeroed();
         let mut len = self.len;
         for (j, item) in piece.iter().enumerate() {
             if PREFETCH {
                 if let Some(ahead) = piece.get(j + PREFETCH_DISTANCE) {
-                    prefetch(&slots[slot(hash(ahead))]);
+                    let i = slot(hash(ahead));
+                    if Self::INLINE {
+                        prefetch(&slots[i]);
+                    } else {
+                        prefetch(&table[i]);
+                    }
                 }
             }
             let s = stored(key(item));
             let mut i = slot(hash(item));
-            // Probe until the key's slot or an empty one: the first slot, almost always
-            // (load <= 1/SLOTS_PER_KEY).
-            while slots[i].stored != s && slots[i].stored != empty {
-                i = (i + 1) & mask;
-            }
-            // Found or new, without a branch (which would be mispredicted for a good share of
-            // the inserts): an empty slot's counts are zero, so adding works for both.
-            let slot = &mut slots[i];
-            len += (slot.stored == empty) as usize;
-            slot.stored = s;
-            slot.count = slot.count.merge(counts(item));
-        }
-        self.len = len;
-    }
-
-    /// [`CountSet::insert_piece`] for the dense layout.
-    #[inline(always)]
-    fn insert_piece_dense<T, const PREFETCH: bool>(
-        &mut self,
-        piece: &[T],
-        hash: &impl Fn(&T) -> u64,
-        key: &impl Fn(&T) -> K,
-        counts: &impl Fn(&T) -> C,
-    ) {
-        let (bits, shift) = (self.bits, self.shift);
-        let slot = |h: u64| slot_of(h, shift, bits);
-        let mask = self.capacity() - 1;
-        let table = self.index.as_mut_slice();
-        let elements = self.slots.as_mut_slice();
-        let mut len = self.len;
-        for (j, item) in piece.iter().enumerate() {
-            if PREFETCH {
-                if let Some(ahead) = piece.get(j + PREFETCH_DISTANCE) {
-                    prefetch(&table[slot(hash(ahead))]);
+            if Self::INLINE {
+                // Probe until the key's slot or an empty one: the first slot, almost always
+                // (load <= 1/2).
+                while slots[i].stored != s && slots[i].stored != empty {
+                    i = (i + 1) & mask;
                 }
+                // Found or new, without a branch (which would be mispredicted for a good share
+                // of the inserts): an empty slot's counts are zero, so adding works for both.
+                let slot = &mut slots[i];
+                len += (slot.stored == empty) as usize;
+                slot.stored = s;
+                slot.count = slot.count.merge(counts(item));
+            } else {
+                // Probe until the key's slot or an empty one (whose element 0 holds the key):
+                // the first slot, almost always (load <= 1/4).
+                slots[0].stored = s;
+                while slots[table[i] as usize].stored != s {
+                    i = (i + 1) & mask;
+                }
+                // Found or new, without a branch: a new key takes element `len + 1` and starts
+                // from zero counts. The piece fits, so that element is in bounds either way.
+                let found = table[i] as usize;
+                let fresh = found == 0;
+                let e = if fresh { len + 1 } else { found };
+                table[i] = e as u32;
+                let element = &mut slots[e];
+                element.stored = s;
+                element.count = element.count.merge_or_start(counts(item), fresh);
+                len += fresh as usize;
             }
-            let s = stored(key(item));
-            let mut i = slot(hash(item));
-            // Probe until the key's slot or an empty one (whose element 0 holds the key): the
-            // first slot, almost always (load <= 1/4).
-            elements[0].stored = s;
-            while elements[table[i] as usize].stored != s {
-                i = (i + 1) & mask;
-            }
-            // Found or new, without a branch (which would be mispredicted for a good share of
-            // the inserts): a new key takes element `len + 1` and starts from zero counts. The
-            // piece fits, so that element is in bounds either way.
-            let found = table[i] as usize;
-            let fresh = found == 0;
-            let e = if fresh { len + 1 } else { found };
-            table[i] = e as u32;
-            let element = &mut elements[e];
-            element.stored = s;
-            element.count = element.count.merge_or_start(counts(item), fresh);
-            len += fresh as usize;
         }
         self.len = len;
     }

@@ -172,23 +172,25 @@ fn one_thread_and_sharded_paths_agree() {
             cells = boards::symmetric(4, 4, &cells);
         }
         let board = Board::new(Shape::new(4, 4).unwrap(), cells).unwrap();
-        let run = |threads| {
-            let o = Options {
-                threads: Some(threads),
-                all_depths: true,
-                count_boards: true,
-                ..Options::default()
-            };
-            solve(&board, depth, &o).unwrap()
-        };
+        let run = |threads| counted_run(&board, depth, threads);
         let (one, two) = (run(1), run(2));
         assert!(one.stats.iter().any(|s| s.states >= 1 << 15), "seed {seed}: frontier too small to shard");
         assert_eq!(one.answers, two.answers, "seed {seed}");
-        let key = |a: &solver::Answer| -> Vec<(u64, Option<u64>, u64, u32, u32)> {
-            a.stats.iter().map(|s| (s.states, s.boards, s.records, s.ended_paths, s.ended)).collect()
-        };
-        assert_eq!(key(&one), key(&two), "seed {seed}");
+        assert_eq!(depth_statistics(&one), depth_statistics(&two), "seed {seed}");
     }
+}
+
+/// Every depth's answer and statistics, distinct boards counted, of `board` to `depth` on
+/// `threads` threads.
+fn counted_run(board: &Board, depth: u32, threads: usize) -> solver::Answer {
+    let o = Options { threads: Some(threads), all_depths: true, count_boards: true, ..Options::default() };
+    solve(board, depth, &o).unwrap()
+}
+
+/// What no thread count may change, depth by depth: positions, boards, records, ended paths and
+/// their hashes.
+fn depth_statistics(a: &solver::Answer) -> Vec<(u64, Option<u64>, u64, u32, u32)> {
+    a.stats.iter().map(|s| (s.states, s.boards, s.records, s.ended_paths, s.ended)).collect()
 }
 
 /// On several threads, positions with one orbit mass (the empty 4x4, with `u64` keys, and the
@@ -199,19 +201,8 @@ fn one_thread_and_sharded_paths_agree() {
 fn shared_fill_agrees_with_one_thread() {
     for (shape, depth) in [(Shape::new(4, 4).unwrap(), 14), (Shape::SQUARE3, 30)] {
         let board = Board::empty(shape);
-        let run = |threads| {
-            let o = Options {
-                threads: Some(threads),
-                all_depths: true,
-                count_boards: true,
-                ..Options::default()
-            };
-            solve(&board, depth, &o).unwrap()
-        };
+        let run = |threads| counted_run(&board, depth, threads);
         let one = run(1);
-        let key = |a: &solver::Answer| -> Vec<(u64, Option<u64>, u64, u32, u32)> {
-            a.stats.iter().map(|s| (s.states, s.boards, s.records, s.ended_paths, s.ended)).collect()
-        };
         for threads in [2, 3] {
             let many = run(threads);
             // A depth expanded in parallel (a frontier past the threshold) with no separate
@@ -219,7 +210,7 @@ fn shared_fill_agrees_with_one_thread() {
             let shared = many.stats.windows(2).any(|w| w[0].states >= 1 << 16 && w[1].insert_seconds == 0.0);
             assert!(shared, "{shape}, {threads} threads: no depth filled a shared set");
             assert_eq!(one.answers, many.answers, "{shape}, {threads} threads");
-            assert_eq!(key(&one), key(&many), "{shape}, {threads} threads");
+            assert_eq!(depth_statistics(&one), depth_statistics(&many), "{shape}, {threads} threads");
         }
     }
 }

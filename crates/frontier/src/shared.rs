@@ -66,7 +66,7 @@ unsafe impl<K: Pod + Eq + Send + Sync, C: Tally> Sync for SharedSet<'_, K, C> {}
 unsafe impl<K: Pod + Eq + Send + Sync, C: Tally> Send for SharedSet<'_, K, C> {}
 
 /// One thread's inserter into a [`SharedSet`]; it adds the number of keys it inserted to the
-/// set's when it is dropped (and every [`REPORT_BLOCK`] keys before that).
+/// set's when it is dropped (and every 256 keys before that).
 #[derive(Debug)]
 pub struct Claim<'s, 'a, K: Pod + Eq, C: Tally> {
     set: &'s SharedSet<'a, K, C>,

@@ -25,9 +25,9 @@ pub(crate) trait Weights: Copy + Send + Sync {
     /// The counts stored with a position.
     type Count: Tally;
     /// True when threads filling one set at once ([`frontier::SharedSet`], one atomic
-    /// addition a successor) beats records and shards for large frontiers. False for 8 lanes:
-    /// 8 locked additions a successor cost more (random 5x5 to depth 8, 2 threads: 397 ms
-    /// against 355 ms with shards).
+    /// addition a successor) beats records and shards. False for 8 lanes: 8 locked additions
+    /// a successor cost more (random 5x5 to depth 8, 2 threads: 397 ms against 355 ms with
+    /// shards), and lanes are kept in the dense layout, which cannot be shared.
     const SHARED_FILL: bool;
     /// A running sum of ended paths' hashes.
     type Sum: Tally;

@@ -9,7 +9,7 @@
 //!   inserted again. Small counts share the table's [`Slot`]s with their keys (one cache
 //!   line an insert, prefetched from the key's hash; linear probing at load at most 1/2);
 //!   larger ones (lanes) are dense, in insertion order, behind a `u32` index table (load at
-//!   most 1/4). Read back in slot order, whole or by ranges of slots.
+//!   most 1/2, or 1/4 in large tables). Read back in slot order, whole or by ranges of slots.
 //! * [`SharedSet`] ([`CountSet::fill_shared`]): one set (of 4- or 8-byte keys) filled by
 //!   several threads at once, each inserting through its own [`Claim`], without a lock.
 //! * [`Frontier`]: `2^b` shards; a key's shard is the top `b` bits of its hash, so the shards

@@ -119,7 +119,7 @@ pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
 ///   merged the same way.
 /// * **dense** (larger counts: lanes): the slots are dense, in insertion order, and the table
 ///   is a power-of-two array of `u32` element numbers (0: empty), probed linearly at load at
-///   most 1/4. Large slots would make an inline table several times larger than the keys it
+///   most 1/2 (1/4 past 2^16 slots, where a collision is a cache miss). Large slots would make an inline table several times larger than the keys it
 ///   holds, and clearing it between depths would cost more than the second cache miss (the
 ///   key's element after its table slot) saves. Element 0 is the probe's sentinel: an insert
 ///   writes its key there first, so an empty slot and the key's own slot end the probe on one
@@ -159,14 +159,13 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         }
     }
 
-    /// The slots of a table made for `keys` keys.
+    /// The slots of a table made for `keys` keys: the smallest power of two that holds them.
     fn slots_for(keys: usize) -> usize {
-        let slots = (INLINE_SLOTS_PER_KEY.max(DENSE_SLOTS_PER_KEY) * keys).next_power_of_two().max(MIN_SLOTS);
-        if Self::max_keys(slots) >= keys {
-            slots
-        } else {
-            2 * slots
+        let mut slots = keys.next_power_of_two().max(MIN_SLOTS);
+        while Self::max_keys(slots) < keys {
+            slots *= 2;
         }
+        slots
     }
 
     /// An empty set whose slot bits start below the top `shift` bits of the hash.
@@ -374,7 +373,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
                 slot.count = slot.count.merge(counts(item));
             } else {
                 // Probe until the key's slot or an empty one (whose element 0 holds the key):
-                // the first slot, almost always (load <= 1/4).
+                // the first slot, mostly (load <= 1/2, or 1/4 in a table past the caches).
                 slots[0].stored = s;
                 while slots[table[i] as usize].stored != s {
                     i = (i + 1) & mask;
@@ -433,33 +432,15 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         self.len = 0;
     }
 
+    /// Doubles the table and inserts the keys again, in the order they are read back (so the
+    /// dense layout keeps its insertion order). Rare: tables are made for the keys expected.
     #[cold]
     fn grow(&mut self) {
-        if !Self::INLINE {
-            self.make_table((2 * self.capacity()).max(MIN_SLOTS), &Serial);
-            let mask = self.capacity() - 1;
-            for e in 1..=self.len {
-                let mut i = self.slot(&invert(self.slots.as_slice()[e].stored));
-                let table = self.index.as_mut_slice();
-                while table[i] != 0 {
-                    i = (i + 1) & mask;
-                }
-                table[i] = e as u32;
-            }
-            return;
-        }
-        let slots = (2 * self.capacity()).max(MIN_SLOTS);
-        let old = std::mem::replace(&mut self.slots, MmapArray::zeroed(slots));
-        self.bits = slots.trailing_zeros();
-        let mask = slots - 1;
-        for old in old.as_slice().iter().filter(|s| !s.is_empty()) {
-            let mut i = slot_of(key_hash(&invert(old.stored)), self.shift, self.bits);
-            let table = self.slots.as_mut_slice();
-            while !table[i].is_empty() {
-                i = (i + 1) & mask;
-            }
-            table[i] = *old;
-        }
+        let keys: Vec<(K, C)> = self.iter().map(|(k, c)| (k, *c)).collect();
+        self.len = 0;
+        self.make_table((2 * self.capacity()).max(MIN_SLOTS), &Serial);
+        // They fit: a doubled table holds at least as many keys.
+        self.insert_piece::<_, true>(&keys, &|r| key_hash(&r.0), &|r| r.0, &|r| r.1);
     }
 
     /// The slots, for reading the set in pieces (ranges of slots), say one piece a thread:

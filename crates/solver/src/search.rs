@@ -717,7 +717,7 @@ fn fits_cache(len: usize, bytes: usize, threads: usize) -> bool {
 }
 
 /// The bytes a position takes in a frontier's set, typically: 3 table slots in the inline
-/// layout (load 1/4 to 1/2), or its dense slot and 6 `u32` table slots (load 1/8 to 1/4).
+/// layout (load 1/4 to 1/2), or its dense slot and 6 `u32` table slots (load 1/8 to 1/2).
 fn position_bytes<K: PackedKey, C: Tally>() -> usize {
     let slot = std::mem::size_of::<Slot<K, C>>();
     if frontier::CountSet::<K, C>::INLINE {

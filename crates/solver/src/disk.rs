@@ -19,7 +19,7 @@ use frontier::{shard_of, CountSet};
 use rayon::prelude::*;
 use state::{mul_add, Board, Counts, PackedKey, Rules};
 
-use crate::search::{add, own_hash, peak_memory, DepthStats, Outcome, RunConfig};
+use crate::search::{add, own_hash, peak_memory, DepthStats, Observer, Outcome, RunConfig};
 use crate::weights::{Lanes, Weights};
 
 /// Where and how a disk search runs.
@@ -207,7 +207,7 @@ impl Drop for UncommittedCleanup<'_> {
 }
 
 /// Runs the search of `board` to `depth` with frontiers on disk.
-pub(crate) fn run<R: Rules>(job: &Job<'_, R>, observe: &mut dyn FnMut(&DepthStats)) -> Result<Outcome> {
+pub(crate) fn run<R: Rules>(job: &Job<'_, R>, observe: &mut Observer<'_>) -> Result<Outcome> {
     let (rules, path_name, board, depth, config, disk) =
         (job.rules, job.path, job.board, job.depth, job.config, &job.disk);
     let mut cleanup = UncommittedCleanup { checkpoint: disk.checkpoint.as_deref(), armed: true };
@@ -313,7 +313,7 @@ pub(crate) fn run<R: Rules>(job: &Job<'_, R>, observe: &mut dyn FnMut(&DepthStat
 #[allow(clippy::too_many_arguments)]
 fn drive<R: Rules>(
     job: &Job<'_, R>,
-    observe: &mut dyn FnMut(&DepthStats),
+    observe: &mut Observer<'_>,
     scratch: &ScratchDir,
     frontier_root: &Path,
     mut manifest: Manifest,
@@ -468,7 +468,7 @@ fn drive<R: Rules>(
 /// files, then the run goes on as a disk search.
 pub(crate) fn run_from_memory<R: Rules>(
     job: &Job<'_, R>,
-    observe: &mut dyn FnMut(&DepthStats),
+    observe: &mut Observer<'_>,
     cur: frontier::Frontier<R::Key, Counts>,
     reached: u32,
     growth: f64,

@@ -29,12 +29,14 @@
 mod disk;
 mod dispatch;
 mod input;
+mod lockstep;
 mod search;
 mod weights;
 
 pub mod cli;
 
 pub use input::{parse, InputError, Problem};
+use search::Observer;
 pub use search::{peak_memory, DepthStats};
 
 pub use state::{Board, Level, Shape};
@@ -152,7 +154,7 @@ fn choose(
     depth: u32,
     options: &Options,
     level: Level,
-    observe: &mut dyn FnMut(&DepthStats),
+    observe: &mut Observer<'_>,
 ) -> anyhow::Result<Answer> {
     let shape = board.shape();
     if shape == Shape::SQUARE3 && !options.general {
@@ -182,7 +184,7 @@ fn with_rules<R: Rules>(
     depth: u32,
     options: &Options,
     path: &'static str,
-    observe: &mut dyn FnMut(&DepthStats),
+    observe: &mut Observer<'_>,
 ) -> anyhow::Result<Answer> {
     let config = search::RunConfig {
         all_depths: options.all_depths,
@@ -217,7 +219,7 @@ fn run_rules<R: Rules>(
     depth: u32,
     options: &Options,
     config: search::RunConfig,
-    observe: &mut dyn FnMut(&DepthStats),
+    observe: &mut Observer<'_>,
 ) -> anyhow::Result<search::Outcome> {
     // Built only for a disk search: the default limit reads /proc.
     let job = |config| disk::Job {
@@ -251,7 +253,7 @@ fn in_memory<'r, R: Rules, W: weights::Weights>(
     board: &Board,
     depth: u32,
     config: search::RunConfig,
-    observe: &mut dyn FnMut(&DepthStats),
+    observe: &mut Observer<'_>,
     job: impl Fn(search::RunConfig) -> disk::Job<'r, R>,
 ) -> anyhow::Result<search::Outcome> {
     let outcome = search.run(board.cells(), depth, config, observe);

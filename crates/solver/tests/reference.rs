@@ -162,10 +162,22 @@ fn all_depths_match_separate_runs() {
 }
 
 /// Frontiers past the parallel threshold: one thread inserts straight into one set, several
-/// go through records and shards. Both must agree at every depth, in every statistic, for
-/// starts with and without symmetry.
+/// go through records and shards (in lockstep while the next frontier fits the caches, then
+/// in many shards). All must agree at every depth, in every statistic, for starts with and
+/// without symmetry.
 #[test]
 fn one_thread_and_sharded_paths_agree() {
+    // 8 lanes on the empty 4x4: frontiers of 4-65K positions (lockstep on two threads) and
+    // over 131K (many shards).
+    let board = Board::empty(Shape::new(4, 4).unwrap());
+    let o = |threads| Options { lanes: true, ..counted_options(threads) };
+    let (one, two) = (solve(&board, 12, &o(1)).unwrap(), solve(&board, 12, &o(2)).unwrap());
+    let sizes: Vec<u64> = one.stats.iter().map(|s| s.states).collect();
+    assert!(sizes.iter().any(|&n| (1 << 12..1 << 16).contains(&n)), "no lockstep depth: {sizes:?}");
+    assert!(sizes.iter().any(|&n| n >= 1 << 17), "no depth in many shards: {sizes:?}");
+    assert_eq!(one.answers, two.answers);
+    assert_eq!(depth_statistics(&one), depth_statistics(&two));
+
     for (seed, depth) in [(1u64, 10u32), (7, 11), (12, 10)] {
         let mut cells = boards::random(4, 4, seed, 6);
         if seed == 12 {
@@ -183,8 +195,12 @@ fn one_thread_and_sharded_paths_agree() {
 /// Every depth's answer and statistics, distinct boards counted, of `board` to `depth` on
 /// `threads` threads.
 fn counted_run(board: &Board, depth: u32, threads: usize) -> solver::Answer {
-    let o = Options { threads: Some(threads), all_depths: true, count_boards: true, ..Options::default() };
-    solve(board, depth, &o).unwrap()
+    solve(board, depth, &counted_options(threads)).unwrap()
+}
+
+/// Every depth's answer and statistics, distinct boards counted, on `threads` threads.
+fn counted_options(threads: usize) -> Options {
+    Options { threads: Some(threads), all_depths: true, count_boards: true, ..Options::default() }
 }
 
 /// What no thread count may change, depth by depth: positions, boards, records, ended paths and

@@ -22,20 +22,10 @@ impl<B: Canon3> Ring3<B> {
         Ring3 { backend }
     }
 
-    /// The patterns of the four corners' neighbourhoods (positions `0, 2, 4, 6`).
+    /// The neighbourhood pattern of position `p` (see [`tables::ring3::pattern`]).
     #[inline(always)]
-    fn corner_pattern(s: u32, p: usize) -> usize {
-        (value(s, (p + 7) % 8) | value(s, p + 1) << 3) as usize
-    }
-
-    #[inline(always)]
-    fn edge_pattern(s: u32, p: usize) -> usize {
-        (value(s, p - 1) | value(s, (p + 1) % 8) << 3 | value(s, 8) << 6) as usize
-    }
-
-    #[inline(always)]
-    fn centre_pattern(s: u32) -> usize {
-        (value(s, 1) | value(s, 3) << 3 | value(s, 5) << 6 | value(s, 7) << 9) as usize
+    fn pattern(&self, s: u32, p: usize) -> usize {
+        self.backend.pattern(s, p)
     }
 }
 
@@ -91,13 +81,13 @@ impl<B: Canon3> Rules for Ring3<B> {
         for c in 0..4 {
             let p = 2 * c;
             if value(s, p) == 0 {
-                f(s.wrapping_add(CORNER_MOVES[c][Self::corner_pattern(s, p)]));
+                f(s.wrapping_add(CORNER_MOVES[c][self.pattern(s, p)]));
             }
         }
         for c in 0..4 {
             let p = 2 * c + 1;
             if value(s, p) == 0 {
-                let x = Self::edge_pattern(s, p);
+                let x = self.pattern(s, p);
                 let d = &EDGE_MOVES[c][x].delta;
                 for &d in &d[..MOVE_COUNT[x] as usize] {
                     f(s.wrapping_add(d));
@@ -105,7 +95,7 @@ impl<B: Canon3> Rules for Ring3<B> {
             }
         }
         if value(s, 8) == 0 {
-            let x = Self::centre_pattern(s);
+            let x = self.pattern(s, 8);
             let d = &CENTRE_MOVES[x].delta;
             for &d in &d[..MOVE_COUNT[x] as usize] {
                 f(s.wrapping_add(d));
@@ -130,18 +120,18 @@ impl<B: Canon3> Rules for Ring3<B> {
         let mut m = 0;
         for c in 0..4 {
             let p = 2 * c;
-            out[m] = s.wrapping_add(CORNER_MOVES[c][Self::corner_pattern(s, p)]);
+            out[m] = s.wrapping_add(CORNER_MOVES[c][self.pattern(s, p)]);
             m += empty(p);
         }
         for c in 0..4 {
             let p = 2 * c + 1;
-            let x = Self::edge_pattern(s, p);
+            let x = self.pattern(s, p);
             let d = &EDGE_MOVES[c][x].delta;
             let w: &mut [u32; 4] = (&mut out[m..m + 4]).try_into().expect("4 lanes");
             *w = std::array::from_fn(|i| s.wrapping_add(d[i]));
             m += MOVE_COUNT[x] as usize * empty(p);
         }
-        let x = Self::centre_pattern(s);
+        let x = self.pattern(s, 8);
         let d = &CENTRE_MOVES[x].delta;
         let w: &mut [u32; 12] = (&mut out[m..m + 12]).try_into().expect("12 lanes");
         *w = std::array::from_fn(|i| s.wrapping_add(d[i]));
@@ -170,16 +160,16 @@ impl<B: Canon3> Rules for Ring3<B> {
         };
         for c in 0..4 {
             if value(s, 2 * c) == 0 {
-                let x = Self::corner_pattern(s, 2 * c);
+                let x = self.pattern(s, 2 * c);
                 add(x, &LAST.corner[c][x]);
             }
             if value(s, 2 * c + 1) == 0 {
-                let x = Self::edge_pattern(s, 2 * c + 1);
+                let x = self.pattern(s, 2 * c + 1);
                 add(x, &LAST.edge[c][x]);
             }
         }
         if value(s, 8) == 0 {
-            let x = Self::centre_pattern(s);
+            let x = self.pattern(s, 8);
             add(x, &LAST.centre[x]);
         }
         let h = self.hashes(s);

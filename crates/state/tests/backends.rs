@@ -37,6 +37,9 @@ pub fn check_backend<B: Canon3>(b: B, boards: impl Iterator<Item = u32>) {
         for t in 0..8 {
             assert_eq!(b.permute(&counts, t), Portable.permute(&counts, t));
         }
+        for p in 0..9 {
+            assert_eq!(b.pattern(s, p), Portable.pattern(s, p), "board {s:#o}, position {p}");
+        }
     }
 }
 
@@ -49,7 +52,8 @@ fn portable_matches_slow_twin() {
 #[test]
 fn avx2_matches_portable() {
     match state::canon::Avx2::new() {
-        Some(b) => check_backend(b, ring_boards()),
+        // With BMI2's bit gather and without (the CPU decides which one runs).
+        Some(b) => [true, false].into_iter().for_each(|g| check_backend(b.with_gather(g), ring_boards())),
         None => eprintln!("skipped: this CPU has no AVX2"),
     }
 }

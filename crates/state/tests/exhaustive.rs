@@ -24,6 +24,9 @@ fn check_all<B: Canon3>(name: &str, b: B) {
         let t = (s % 8) as u8;
         let counts = [s, s >> 3, s >> 6, s >> 9, s >> 12, s >> 15, s >> 18, s >> 21];
         assert_eq!(b.permute(&counts, t), Portable.permute(&counts, t), "{name} permute {t}");
+        for p in 0..9 {
+            assert_eq!(b.pattern(s, p), Portable.pattern(s, p), "{name} pattern {p} of {s:#o}");
+        }
         n += 1;
     }
     println!("{name}: all {n} boards agree with portable");
@@ -34,7 +37,10 @@ fn check_all<B: Canon3>(name: &str, b: B) {
 fn every_backend_on_every_board() {
     #[cfg(target_arch = "x86_64")]
     match state::canon::Avx2::new() {
-        Some(b) => check_all("avx2", b),
+        Some(b) => {
+            check_all("avx2 with bit gather", b.with_gather(true));
+            check_all("avx2 without", b.with_gather(false));
+        }
         None => println!("avx2: skipped, not available on this CPU"),
     }
     #[cfg(not(target_arch = "x86_64"))]

@@ -57,13 +57,16 @@ pub static SYM: [[u8; MAX_CELLS]; MAX_SYMMETRIES] = build_sym();
 /// canonicalised as `c = t(s)`, its count vector is the parent's permuted by `COMPOSE[t]`.
 pub static COMPOSE: [[u8; MAX_SYMMETRIES]; MAX_SYMMETRIES] = compose_table(&build_sym(), 8, 9);
 
-/// The neighbour positions of each position, in pattern order; `9` marks an absent one.
+/// The neighbour positions of each position, in pattern order, which is ascending: a
+/// pattern is then the neighbours' bits of the packed board gathered in order (`pext` with
+/// [`PATTERN_MASK`]); `9` marks an absent one.
 pub const NEIGHBOURS: [[u8; 4]; 9] = {
     let mut n = [[9u8; 4]; 9];
     let mut p = 0;
     while p < 8 {
-        n[p][0] = ((p + 7) % 8) as u8;
-        n[p][1] = ((p + 1) % 8) as u8;
+        let (a, b) = ((p + 7) % 8, (p + 1) % 8);
+        n[p][0] = if a < b { a } else { b } as u8;
+        n[p][1] = if a < b { b } else { a } as u8;
         if p % 2 == 1 {
             n[p][2] = 8;
         }
@@ -75,6 +78,22 @@ pub const NEIGHBOURS: [[u8; 4]; 9] = {
 
 /// Number of neighbours of each position.
 pub const DEGREE: [u8; 9] = [2, 3, 2, 3, 2, 3, 2, 3, 4];
+
+/// The bits of each position's neighbours in a packed board: [`pattern`]`(s, p)` is the
+/// bits of `s` under `PATTERN_MASK[p]`, gathered to the low end in order.
+pub const PATTERN_MASK: [u32; 9] = {
+    let mut m = [0u32; 9];
+    let mut p = 0;
+    while p < 9 {
+        let mut k = 0;
+        while k < DEGREE[p] as usize {
+            m[p] |= 7 << (3 * NEIGHBOURS[p][k] as usize);
+            k += 1;
+        }
+        p += 1;
+    }
+    m
+};
 
 /// The value at position `p` of a packed board.
 pub const fn value(s: u32, p: usize) -> u32 {
@@ -325,6 +344,21 @@ mod tests {
     use super::*;
     use crate::captures::{placements_slow, PLACEMENTS};
     use crate::geometry::GEOMETRY_3X3;
+
+    /// The bits of `s` under `mask`, gathered to the low end in order (BMI2's `pext`).
+    fn gather(s: u32, mask: u32) -> u32 {
+        (0..32).filter(|&b| mask >> b & 1 == 1).enumerate().fold(0, |x, (i, b)| x | (s >> b & 1) << i)
+    }
+
+    #[test]
+    fn a_pattern_is_its_mask_gathered() {
+        for i in 0..40_353_607u32 / 997 {
+            let s = (0..9).fold(0, |s, p| s | (i * 997 / 7u32.pow(p) % 7) << (3 * p));
+            for p in 0..9 {
+                assert_eq!(pattern(s, p) as u32, gather(s, PATTERN_MASK[p]), "{s:#o} at {p}");
+            }
+        }
+    }
 
     /// A few thousand boards covering every value at every position.
     fn boards() -> impl Iterator<Item = u32> {

@@ -30,6 +30,13 @@ pub trait Canon3: Copy + Send + Sync + std::fmt::Debug + 'static {
 
     /// Lane `h` of the result is lane `COMPOSE[t][h]` of `counts`.
     fn permute(self, counts: &Counts, t: u8) -> Counts;
+
+    /// The neighbourhood pattern of position `p` of `s`: [`tables::ring3::pattern`], which
+    /// backends with a bit-gather instruction compute in one.
+    #[inline(always)]
+    fn pattern(self, s: u32, p: usize) -> usize {
+        tables::ring3::pattern(s, p)
+    }
 }
 
 /// The image of the ring bits under each symmetry: left rotations (within 24 bits) of the ring

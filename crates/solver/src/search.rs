@@ -967,8 +967,9 @@ pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
     let (mut acc, mut paths, mut records) = (W::Sum::zero(), 0u32, 0);
     for (i, k, n) in c.positions(cur) {
         let n_succ = rules.successors_into(k, &mut c.succ);
+        let may_fill = rules.may_fill(k);
         for &s in &c.succ[..n_succ] {
-            if rules.is_full(s) {
+            if may_fill && rules.is_full(s) {
                 weights.end(&mut acc, n, &rules.hashes(s));
                 paths = paths.wrapping_add(weights.paths(n));
                 if count_boards {

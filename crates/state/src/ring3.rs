@@ -58,6 +58,13 @@ impl<B: Canon3> Rules for Ring3<B> {
     }
 
     #[inline(always)]
+    fn may_fill(&self, s: u32) -> bool {
+        // One empty cell at most: the empty cells' low bits, less the lowest, are none.
+        let empty = !(s | s >> 1 | s >> 2) & LOW_BITS;
+        empty & empty.wrapping_sub(1) == 0
+    }
+
+    #[inline(always)]
     fn canonical(&self, s: u32) -> (u32, u8) {
         self.backend.canonical(s)
     }

@@ -88,6 +88,14 @@ pub trait Rules: Sync + Send {
     /// True when no cell is empty.
     fn is_full(&self, s: Self::Key) -> bool;
 
+    /// False when no successor of `s` can be full (it has more than one empty cell: a move
+    /// fills one and may empty others), so the search need not ask [`Rules::is_full`] of each.
+    #[inline(always)]
+    fn may_fill(&self, s: Self::Key) -> bool {
+        let _ = s;
+        true
+    }
+
     /// The canonical form `c = t(s)` (the smallest image under the symmetries, smallest `t` on
     /// ties) and `t`.
     fn canonical(&self, s: Self::Key) -> (Self::Key, u8);

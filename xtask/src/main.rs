@@ -30,6 +30,10 @@ fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let root = root();
     std::env::set_current_dir(&root)?;
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{HELP}");
+        return Ok(());
+    }
     match args.first().map(String::as_str) {
         Some("verify") => verify::run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
@@ -40,7 +44,7 @@ fn main() -> Result<()> {
             println!("{}", build_dist(&root)?.display());
             Ok(())
         }
-        Some("help" | "--help" | "-h") | None => {
+        Some("help") | None => {
             print!("{HELP}");
             Ok(())
         }

@@ -26,13 +26,26 @@ fn canonicalisation(c: &mut Criterion) {
     let boards = boards3(1 << 16);
     let mut g = c.benchmark_group("canonical3");
     g.throughput(Throughput::Elements(boards.len() as u64));
+    #[inline(always)]
     fn run<B: Canon3>(b: B, boards: &[u32]) -> u32 {
         boards.iter().fold(0, |a, &s| a ^ b.canonical(s).0)
     }
     g.bench_function("portable", |bench| bench.iter(|| run(Portable, black_box(&boards))));
     #[cfg(target_arch = "x86_64")]
     if let Some(b) = state::canon::Avx2::new() {
-        g.bench_function("avx2", |bench| bench.iter(|| run(b, black_box(&boards))));
+        // Compiled for the backend's instructions, as the solver's kernels are, so that its
+        // intrinsics inline.
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
+        unsafe fn run_avx2(b: state::canon::Avx2, boards: &[u32]) -> u32 {
+            run(b, boards)
+        }
+        for (name, gather) in [("avx2", true), ("avx2-no-gather", false)] {
+            // `avx2-no-gather`: the ring reversed by table lookups, not BMI2's bit scatter and
+            // gather.
+            let b = b.with_gather(gather);
+            // SAFETY: `Avx2::new` returned a backend: the CPU has these features.
+            g.bench_function(name, |bench| bench.iter(|| unsafe { run_avx2(b, black_box(&boards)) }));
+        }
     }
     g.finish();
 
@@ -60,6 +73,29 @@ fn move_generation(c: &mut Criterion) {
             acc
         })
     });
+    // Branch-free generation into a buffer (what the search runs), neighbourhood patterns by
+    // shifts (portable) or one `pext` each (AVX2 backend with bit gather).
+    #[inline(always)]
+    fn into<B: Canon3>(ring: Ring3<B>, boards: &[u32]) -> u32 {
+        let mut out = [0u32; 64];
+        boards.iter().fold(0u32, |a, &s| {
+            let n = ring.successors_into(s, &mut out);
+            out[..n].iter().fold(a, |a, &t| a.wrapping_add(t))
+        })
+    }
+    g.bench_function("successors_into/portable", |bench| bench.iter(|| into(ring, black_box(&boards))));
+    #[cfg(target_arch = "x86_64")]
+    if let Some(b) = state::canon::Avx2::new() {
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
+        unsafe fn into_avx2(ring: Ring3<state::canon::Avx2>, boards: &[u32]) -> u32 {
+            into(ring, boards)
+        }
+        for (name, gather) in [("successors_into/gather", true), ("successors_into/shifts", false)] {
+            let r = Ring3::new(b.with_gather(gather));
+            // SAFETY: `Avx2::new` returned a backend: the CPU has these features.
+            g.bench_function(name, |bench| bench.iter(|| unsafe { into_avx2(r, black_box(&boards)) }));
+        }
+    }
     g.bench_function("successor_hashes", |bench| {
         bench.iter(|| boards.iter().fold(0u32, |a, &s| a.wrapping_add(ring.successor_hashes(s)[0])))
     });

@@ -17,7 +17,7 @@ use anyhow::{bail, Context, Result};
 use frontier::spill::{RecordReader, RecordWriter};
 use frontier::{shard_of, CountSet};
 use rayon::prelude::*;
-use state::{mul_add, Board, Counts, PackedKey, Rules};
+use state::{mul_add, Board, Counts, Rules};
 
 use crate::search::{add, own_hash, peak_memory, DepthStats, Observer, Outcome, RunConfig};
 use crate::weights::{Lanes, Weights};
@@ -589,13 +589,11 @@ pub(crate) struct Piece<K> {
     records: Vec<(u32, K, Counts)>,
     acc: Counts,
     paths: u32,
-    /// Scratch: the successors of one position.
-    succ: Vec<K>,
 }
 
 impl<K> Default for Piece<K> {
     fn default() -> Self {
-        Piece { records: Vec::new(), acc: [0; 8], paths: 0, succ: Vec::new() }
+        Piece { records: Vec::new(), acc: [0; 8], paths: 0 }
     }
 }
 
@@ -608,13 +606,12 @@ pub(crate) fn expand_piece<R: Rules>(
     bits: u32,
     p: &mut Piece<R::Key>,
 ) {
-    p.succ.resize(R::BUFFER, R::Key::ZERO);
     p.records.clear();
     (p.acc, p.paths) = ([0; 8], 0);
-    let succ = &mut p.succ;
+    let mut succ = crate::search::successor_buffer::<R>();
     for (k, n) in positions {
         let k = *k;
-        let m = rules.successors_into(k, succ);
+        let m = rules.successors_into(k, &mut succ);
         for &s in &succ[..m] {
             if rules.is_full(s) {
                 Lanes.end(&mut p.acc, n, &rules.hashes(s));

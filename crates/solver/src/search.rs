@@ -788,10 +788,13 @@ const SMALL_BYTES: f64 = (16 << 20) as f64;
 /// than a second thread saves (small searches never start the pool at all). Larger ones go
 /// through records and shards, in [`lockstep`] while they fit the caches. Every sum is a
 /// wrapping one, so both ways give the same answers and statistics (a test checks it).
-/// Public cg07-cg12 (8 lanes, frontiers of 4-32K positions), medians of 41 runs, one thread
-/// against this: 39.1 -> 36.8 ms; from 2 048 positions, 36.5 ms, but cg07 (at most 3 931
-/// positions) 3.1 -> 3.5 ms.
-const PARALLEL_MIN: usize = 1 << 12;
+/// Public cg07-cg12 (8 lanes, frontiers of 4-32K positions) timed case by case, one binary
+/// after the other, favoured 4 096 (36.8 ms against 39.1 on one thread), but the twelve public
+/// cases run as a sequence per binary, as `cargo xtask bench` runs them, favour this one, with
+/// far less spread: 39.6 ms (38.5-41.6) against 43.5 (42.1-45.8) from 4 096 and 41.6 from
+/// 8 192, and again 40.4 (39.5-42.1) against 39.9 (36.1-48.6). A second vCPU of this VM
+/// sometimes starts work half a millisecond late or stalls for longer.
+const PARALLEL_MIN: usize = 1 << 15;
 
 /// [`PARALLEL_MIN`] where threads fill one shared set ([`Search::SHARED`]), which costs
 /// little more than one thread's pass: it pays from smaller frontiers (the empty 3x3 to

@@ -27,6 +27,72 @@ impl<B: Canon3> Ring3<B> {
     fn pattern(&self, s: u32, p: usize) -> usize {
         self.backend.pattern(s, p)
     }
+
+    /// [`Ring3::pattern`], by bit gather when `GATHER` (the backend's choice, asked once a
+    /// position: see [`Canon3::gathers`]).
+    #[inline(always)]
+    fn pattern_by<const GATHER: bool>(&self, s: u32, p: usize) -> usize {
+        if GATHER {
+            self.backend.gathered_pattern(s, p)
+        } else {
+            tables::ring3::pattern(s, p)
+        }
+    }
+
+    /// [`Rules::successors_into`] with the patterns taken one way.
+    #[inline(always)]
+    fn successors_by<const GATHER: bool>(&self, s: u32, out: &mut [u32]) -> usize {
+        let out = &mut out[..Self::BUFFER];
+        let empty = |p: usize| (value(s, p) == 0) as usize;
+        let mut m = 0;
+        for c in 0..4 {
+            let p = 2 * c;
+            out[m] = s.wrapping_add(CORNER_MOVES[c][self.pattern_by::<GATHER>(s, p)]);
+            m += empty(p);
+        }
+        for c in 0..4 {
+            let p = 2 * c + 1;
+            let x = self.pattern_by::<GATHER>(s, p);
+            let d = &EDGE_MOVES[c][x].delta;
+            let w: &mut [u32; 4] = (&mut out[m..m + 4]).try_into().expect("4 lanes");
+            *w = std::array::from_fn(|i| s.wrapping_add(d[i]));
+            m += MOVE_COUNT[x] as usize * empty(p);
+        }
+        let x = self.pattern_by::<GATHER>(s, 8);
+        let d = &CENTRE_MOVES[x].delta;
+        let w: &mut [u32; 12] = (&mut out[m..m + 12]).try_into().expect("12 lanes");
+        *w = std::array::from_fn(|i| s.wrapping_add(d[i]));
+        m + MOVE_COUNT[x] as usize * empty(8)
+    }
+
+    /// [`Rules::successor_hashes`] with the patterns taken one way.
+    #[inline(always)]
+    fn successor_hashes_by<const GATHER: bool>(&self, s: u32) -> Counts {
+        let mut moves = 0u32;
+        let mut sum = [0u32; 8];
+        let mut add = |x: usize, entry: &[u32; 8]| {
+            moves += MOVE_COUNT[x] as u32;
+            for g in 0..8 {
+                sum[g] = sum[g].wrapping_add(entry[g]);
+            }
+        };
+        for c in 0..4 {
+            if value(s, 2 * c) == 0 {
+                let x = self.pattern_by::<GATHER>(s, 2 * c);
+                add(x, &LAST.corner[c][x]);
+            }
+            if value(s, 2 * c + 1) == 0 {
+                let x = self.pattern_by::<GATHER>(s, 2 * c + 1);
+                add(x, &LAST.edge[c][x]);
+            }
+        }
+        if value(s, 8) == 0 {
+            let x = self.pattern_by::<GATHER>(s, 8);
+            add(x, &LAST.centre[x]);
+        }
+        let h = self.hashes(s);
+        std::array::from_fn(|g| sum[g].wrapping_add(moves.wrapping_mul(h[g])))
+    }
 }
 
 impl<B: Canon3> Rules for Ring3<B> {
@@ -122,27 +188,11 @@ impl<B: Canon3> Rules for Ring3<B> {
     /// random as the boards, so branches on it would be mispredicted often.
     #[inline(always)]
     fn successors_into(&self, s: u32, out: &mut [u32]) -> usize {
-        let out = &mut out[..Self::BUFFER];
-        let empty = |p: usize| (value(s, p) == 0) as usize;
-        let mut m = 0;
-        for c in 0..4 {
-            let p = 2 * c;
-            out[m] = s.wrapping_add(CORNER_MOVES[c][self.pattern(s, p)]);
-            m += empty(p);
+        if self.backend.gathers() {
+            self.successors_by::<true>(s, out)
+        } else {
+            self.successors_by::<false>(s, out)
         }
-        for c in 0..4 {
-            let p = 2 * c + 1;
-            let x = self.pattern(s, p);
-            let d = &EDGE_MOVES[c][x].delta;
-            let w: &mut [u32; 4] = (&mut out[m..m + 4]).try_into().expect("4 lanes");
-            *w = std::array::from_fn(|i| s.wrapping_add(d[i]));
-            m += MOVE_COUNT[x] as usize * empty(p);
-        }
-        let x = self.pattern(s, 8);
-        let d = &CENTRE_MOVES[x].delta;
-        let w: &mut [u32; 12] = (&mut out[m..m + 12]).try_into().expect("12 lanes");
-        *w = std::array::from_fn(|i| s.wrapping_add(d[i]));
-        m + MOVE_COUNT[x] as usize * empty(8)
     }
 
     #[inline(always)]
@@ -157,29 +207,10 @@ impl<B: Canon3> Rules for Ring3<B> {
 
     #[inline(always)]
     fn successor_hashes(&self, s: u32) -> Counts {
-        let mut moves = 0u32;
-        let mut sum = [0u32; 8];
-        let mut add = |x: usize, entry: &[u32; 8]| {
-            moves += MOVE_COUNT[x] as u32;
-            for g in 0..8 {
-                sum[g] = sum[g].wrapping_add(entry[g]);
-            }
-        };
-        for c in 0..4 {
-            if value(s, 2 * c) == 0 {
-                let x = self.pattern(s, 2 * c);
-                add(x, &LAST.corner[c][x]);
-            }
-            if value(s, 2 * c + 1) == 0 {
-                let x = self.pattern(s, 2 * c + 1);
-                add(x, &LAST.edge[c][x]);
-            }
+        if self.backend.gathers() {
+            self.successor_hashes_by::<true>(s)
+        } else {
+            self.successor_hashes_by::<false>(s)
         }
-        if value(s, 8) == 0 {
-            let x = self.pattern(s, 8);
-            add(x, &LAST.centre[x]);
-        }
-        let h = self.hashes(s);
-        std::array::from_fn(|g| sum[g].wrapping_add(moves.wrapping_mul(h[g])))
     }
 }

@@ -37,6 +37,20 @@ pub trait Canon3: Copy + Send + Sync + std::fmt::Debug + 'static {
     fn pattern(self, s: u32, p: usize) -> usize {
         tables::ring3::pattern(s, p)
     }
+
+    /// True when [`Canon3::gathered_pattern`] is this backend's way to a pattern: a caller
+    /// that asks once, then calls it (or [`tables::ring3::pattern`]) for a whole position,
+    /// tests the choice once instead of once a cell.
+    #[inline(always)]
+    fn gathers(self) -> bool {
+        false
+    }
+
+    /// [`Canon3::pattern`] by bit gather, where the backend has it (else the same).
+    #[inline(always)]
+    fn gathered_pattern(self, s: u32, p: usize) -> usize {
+        self.pattern(s, p)
+    }
 }
 
 /// The image of the ring bits under each symmetry: left rotations (within 24 bits) of the ring

@@ -108,11 +108,21 @@ impl Canon3 for Avx2 {
     #[inline(always)]
     fn pattern(self, s: u32, p: usize) -> usize {
         if self.gather {
-            // SAFETY: as in `canonical` (BMI2 is part of `Level::Avx2`).
-            unsafe { _pext_u32(s, PATTERN_MASK[p]) as usize }
+            self.gathered_pattern(s, p)
         } else {
             tables::ring3::pattern(s, p)
         }
+    }
+
+    #[inline(always)]
+    fn gathers(self) -> bool {
+        self.gather
+    }
+
+    #[inline(always)]
+    fn gathered_pattern(self, s: u32, p: usize) -> usize {
+        // SAFETY: as in `canonical` (BMI2 is part of `Level::Avx2`).
+        unsafe { _pext_u32(s, PATTERN_MASK[p]) as usize }
     }
 
     #[inline(always)]

@@ -218,9 +218,6 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     /// a fresh one a chunk was a heap allocation each time, which musl's allocator maps and
     /// unmaps (12 KiB, three pages to fault; on several threads, a TLB flush of the others).
     batches: Vec<Mutex<Batch<R::Key, W::Count>>>,
-    /// The chunks of share `t` are `chunks[owner_bounds[t]..owner_bounds[t + 1]]` (on a
-    /// depth in [`lockstep`], thread `t` expands share `t`).
-    owner_bounds: Vec<usize>,
     /// Positions of the last depth per position of the one before: sizes the next tables.
     growth: f64,
     /// Records (successors stored) per position at the last depth: sizes the buckets.
@@ -313,7 +310,6 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             next: Frontier::new(0),
             chunks: Vec::new(),
             batches: Vec::new(),
-            owner_bounds: Vec::new(),
             growth: 4.0,
             fanout: 8.0,
             phase_seconds: [0.0; 2],
@@ -506,22 +502,14 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         lanes
     }
 
-    /// Lays the current frontier's tables out as chunks of at most [`CHUNK_SLOTS`] slots, in
-    /// `shares` even shares of the slots (of the positions, in the dense layout; about so in
-    /// the inline one): share `t` is chunks `owner_bounds[t]..owner_bounds[t + 1]`.
+    /// Lays the current frontier's tables out as chunks of at most [`CHUNK_SLOTS`] slots, cut
+    /// also at every `1/shares` of the slots (of the positions, in the dense layout; about so
+    /// in the inline one): a pass spread over `shares` threads then has that many chunks at
+    /// least, of even sizes, however small the frontier.
     fn plan_chunks(&mut self, shares: usize) {
         let total: usize = self.cur.shards().iter().filter(|s| !s.is_empty()).map(|s| s.slots().len()).sum();
         let cut = |t: usize| total * t / shares;
-        self.owner_bounds.clear();
-        self.owner_bounds.push(0);
-        let (mut n, mut base) = (0, 0);
-        // Closes the shares that end at `at` (several, when some are empty).
-        let close = |bounds: &mut Vec<usize>, at: usize, n: usize| {
-            while bounds.len() <= shares && cut(bounds.len()) <= at {
-                bounds.push(n);
-            }
-        };
-        close(&mut self.owner_bounds, 0, 0);
+        let (mut n, mut base, mut share) = (0, 0, 1);
         for (shard, set) in self.cur.shards().iter().enumerate() {
             if set.is_empty() {
                 continue;
@@ -529,8 +517,11 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             let len = set.slots().len();
             let mut start = 0;
             while start < len {
-                let share_end = cut(self.owner_bounds.len()) - base;
-                let end = len.min(start + CHUNK_SLOTS).min(share_end);
+                // The next cut past `start` (`cut(shares)` is `total`, past every slot).
+                while cut(share) <= base + start {
+                    share += 1;
+                }
+                let end = len.min(start + CHUNK_SLOTS).min(cut(share) - base);
                 if n == self.chunks.len() {
                     self.chunks.push(Chunk::new());
                 }
@@ -538,18 +529,16 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 (c.shard, c.start, c.end) = (shard, start, end);
                 n += 1;
                 start = end;
-                close(&mut self.owner_bounds, base + end, n);
             }
             base += len;
         }
-        close(&mut self.owner_bounds, total, n);
         self.chunks.truncate(n);
     }
 
     /// The sum over the current frontier of counts times hashes.
     fn frontier_hashes(&mut self) -> W::Sum {
         let parallel = self.parallel();
-        self.plan_shared_out(parallel);
+        self.plan_pass(parallel);
         let (rules, weights, cur) = (self.rules, self.weights, &self.cur);
         for_each_mut(parallel, &mut self.chunks, |_, c| {
             c.acc = W::Sum::zero();
@@ -562,7 +551,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
 
     /// Chunks for a pass over the current frontier: in one share a thread when `parallel`
     /// (small frontiers, of a chunk or two, are then still spread), else in one.
-    fn plan_shared_out(&mut self, parallel: bool) {
+    fn plan_pass(&mut self, parallel: bool) {
         self.plan_chunks(if parallel { rayon::current_num_threads() } else { 1 });
     }
 
@@ -581,7 +570,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     fn last_depth(&mut self) -> W::Sum {
         let t = Instant::now();
         let parallel = self.parallel();
-        self.plan_shared_out(parallel);
+        self.plan_pass(parallel);
         let (rules, weights, cur) = (self.rules, self.weights, &self.cur);
         for_each_mut(parallel, &mut self.chunks, |_, c| dispatch::last(rules, weights, cur, c));
         // All expansion (summing successors), no insertion.
@@ -594,7 +583,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     fn last_two(&mut self, done: u32) -> [(DepthStats, W::Sum); 2] {
         let t = Instant::now();
         let parallel = self.parallel();
-        self.plan_shared_out(parallel);
+        self.plan_pass(parallel);
         let (rules, weights, cur) = (self.rules, self.weights, &self.cur);
         for_each_mut(parallel, &mut self.chunks, |_, c| dispatch::last_two(rules, weights, cur, c));
         let depth = done + 1;

@@ -31,11 +31,15 @@ pub trait Canon3: Copy + Send + Sync + std::fmt::Debug + 'static {
     /// Lane `h` of the result is lane `COMPOSE[t][h]` of `counts`.
     fn permute(self, counts: &Counts, t: u8) -> Counts;
 
-    /// The neighbourhood pattern of position `p` of `s`: [`tables::ring3::pattern`], which
-    /// backends with a bit-gather instruction compute in one.
+    /// The neighbourhood pattern of position `p` of `s`: [`tables::ring3::pattern`], by bit
+    /// gather where the backend [`Canon3::gathers`].
     #[inline(always)]
     fn pattern(self, s: u32, p: usize) -> usize {
-        tables::ring3::pattern(s, p)
+        if self.gathers() {
+            self.gathered_pattern(s, p)
+        } else {
+            tables::ring3::pattern(s, p)
+        }
     }
 
     /// True when [`Canon3::gathered_pattern`] is this backend's way to a pattern: a caller
@@ -46,10 +50,10 @@ pub trait Canon3: Copy + Send + Sync + std::fmt::Debug + 'static {
         false
     }
 
-    /// [`Canon3::pattern`] by bit gather, where the backend has it (else the same).
+    /// [`tables::ring3::pattern`] by bit gather, where the backend has it (else by shifts).
     #[inline(always)]
     fn gathered_pattern(self, s: u32, p: usize) -> usize {
-        self.pattern(s, p)
+        tables::ring3::pattern(s, p)
     }
 }
 

@@ -36,11 +36,6 @@ impl Avx2 {
     pub fn with_gather(self, gather: bool) -> Avx2 {
         Avx2 { gather }
     }
-
-    /// True when it uses BMI2's bit gather.
-    pub fn gathers(self) -> bool {
-        self.gather
-    }
 }
 
 /// True when this CPU runs BMI2's `pext` and `pdep` fast (a few cycles): every CPU that has
@@ -103,15 +98,6 @@ impl Canon3 for Avx2 {
             _mm_cvtsi128_si32(m) as u32
         };
         ((s & !RING_MASK) | best >> 3, (best & 7) as u8)
-    }
-
-    #[inline(always)]
-    fn pattern(self, s: u32, p: usize) -> usize {
-        if self.gather {
-            self.gathered_pattern(s, p)
-        } else {
-            tables::ring3::pattern(s, p)
-        }
     }
 
     #[inline(always)]

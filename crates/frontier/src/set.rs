@@ -17,6 +17,9 @@ const MIN_SLOTS: usize = 16;
 /// How many items ahead [`CountSet::insert_many`] prefetches table slots.
 const PREFETCH_DISTANCE: usize = 8;
 
+/// How many items ahead an insert into the dense layout prefetches the element a slot names.
+const ELEMENT_AHEAD: usize = 8;
+
 /// Table slots a key in the inline layout: the load factor stays at or below
 /// `1 / INLINE_SLOTS_PER_KEY` while keys are inserted one thread at a time (a shared fill may
 /// take it to 3/4, see [`CountSet::fill_shared`]).
@@ -137,6 +140,7 @@ pub struct CountSet<K: Pod + Eq, C: Tally> {
     slots: MmapArray<Slot<K, C>>,
     /// Dense only: the table of element numbers.
     index: MmapArray<u32>,
+
     pub(crate) bits: u32,
     pub(crate) len: usize,
     pub(crate) shift: u32,
@@ -356,6 +360,13 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
                         prefetch(&table[i]);
                     }
                 }
+            }
+            if !Self::INLINE {
+                // The element a slot names is a second, dependent miss: fetch the one of an
+                // item a little ahead (the last item, near the end), whose slot has arrived
+                // (prefetched with its hash). No bounds check: a prefetch reads nothing.
+                let ahead = &piece[(j + ELEMENT_AHEAD).min(piece.len() - 1)];
+                prefetch(slots.as_ptr().wrapping_add(table[slot(hash(ahead))] as usize));
             }
             let s = stored(key(item));
             let mut i = slot(hash(item));

@@ -273,6 +273,7 @@ struct NoSymmetry<'a, R>(&'a R);
 impl<R: Rules> Rules for NoSymmetry<'_, R> {
     type Key = R::Key;
     const CHEAP_SUCCESSOR_HASHES: bool = R::CHEAP_SUCCESSOR_HASHES;
+    const BUFFER: usize = R::BUFFER;
     fn shape(&self) -> Shape {
         self.0.shape()
     }
@@ -288,6 +289,10 @@ impl<R: Rules> Rules for NoSymmetry<'_, R> {
     #[inline(always)]
     fn is_full(&self, s: R::Key) -> bool {
         self.0.is_full(s)
+    }
+    #[inline(always)]
+    fn may_fill(&self, s: R::Key) -> bool {
+        self.0.may_fill(s)
     }
     #[inline(always)]
     fn canonical(&self, s: R::Key) -> (R::Key, u8) {
@@ -306,6 +311,10 @@ impl<R: Rules> Rules for NoSymmetry<'_, R> {
     #[inline(always)]
     fn successors(&self, s: R::Key, f: impl FnMut(R::Key)) {
         self.0.successors(s, f)
+    }
+    #[inline(always)]
+    fn successors_into(&self, s: R::Key, out: &mut [R::Key]) -> usize {
+        self.0.successors_into(s, out)
     }
     #[inline(always)]
     fn hashes(&self, s: R::Key) -> Counts {

@@ -43,7 +43,7 @@ const CHUNK_SLOTS: usize = 1 << 13;
 const BLOCK_CHUNKS: usize = 1 << 20;
 
 /// Room for one position's successors ([`successor_buffer`]).
-const SUCCESSORS: usize = 768;
+const SUCCESSORS: usize = 1024;
 
 /// A buffer for one position's successors, on the stack: one reached through a struct field
 /// was reloaded around the stores of every successor (public cg10, one thread: 64.9 -> 60.5 M
@@ -937,9 +937,13 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::Claim<'_, '_, K, C> {
     }
 }
 
-/// Successors inserted (with their counts) in a batch: their slots are prefetched as they are
-/// made, and have arrived by the time the batch is inserted.
+/// Successors gathered (from as many positions as it takes) before they are canonicalised,
+/// their slots prefetched, and inserted (with their counts) as one batch: by the time the
+/// batch is inserted, its slots have arrived.
 const DIRECT_BATCH: usize = 192;
+
+/// The most positions [`Rules::successors_of_many`] takes at once, over all rules.
+const MANY_MAX: usize = 16;
 
 /// [`direct`]'s batch of successors: hash, canonical key and counts.
 pub(crate) type Batch<K, C> = Vec<(u64, K, C)>;
@@ -948,6 +952,10 @@ pub(crate) type Batch<K, C> = Vec<(u64, K, C)>;
 /// successors into `c.acc` (and `c.full` when counting boards), the others canonicalised and
 /// inserted in batches. Returns the number of successors inserted.
 ///
+/// The positions are handed to [`Rules::successors_of_many`] [`Rules::MANY`] at a time, and
+/// the successors of consecutive positions gather in one buffer, each tagged with its parent,
+/// until a batch is full; a batch is then handled in one loop over the buffer. A loop a
+/// position would end at a different count each time: a mispredicted branch a position.
 /// Its successor loop repeats [`expand`]'s on purpose: one loop generic over what happens to
 /// a successor (closures over a sink) measured 2-5% slower on this path.
 #[inline(always)]
@@ -960,22 +968,85 @@ pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
     batch: &mut Batch<R::Key, W::Count>,
     count_boards: bool,
 ) -> usize {
+    const { assert!(DIRECT_BATCH + R::MANY * R::BUFFER <= SUCCESSORS && R::MANY <= MANY_MAX) };
     let mut succ = successor_buffer::<R>();
-    c.full.clear();
+    // Successor j came from parent slot `from[j] >> 1`, which may fill the board when bit 0 is
+    // set (one empty cell: see `Rules::may_fill`).
+    let mut from = [0u32; SUCCESSORS];
+    let mut full = std::mem::take(&mut c.full);
+    full.clear();
     // Written by index below, never read past what was written.
-    batch.resize(DIRECT_BATCH + R::BUFFER, (0, R::Key::ZERO, W::Count::zero()));
-    let mut len = 0;
-    let (mut acc, mut paths, mut records) = (W::Sum::zero(), 0u32, 0);
-    for (i, k, n) in c.positions(cur) {
-        let n_succ = rules.successors_into(k, &mut succ);
-        let may_fill = rules.may_fill(k);
-        for &s in &succ[..n_succ] {
-            if may_fill && rules.is_full(s) {
-                weights.end(&mut acc, n, &rules.hashes(s));
-                paths = paths.wrapping_add(weights.paths(n));
+    batch.resize(DIRECT_BATCH + R::MANY * R::BUFFER, (0, R::Key::ZERO, W::Count::zero()));
+    let mut out = Expanded { parents: c.parents(cur), acc: W::Sum::zero(), paths: 0, records: 0, full };
+    let mut m = 0;
+    let (mut keys, mut tags) = ([R::Key::ZERO; MANY_MAX], [0u32; MANY_MAX]);
+    let mut positions = c.positions(cur);
+    loop {
+        let mut got = 0;
+        for (i, k, _) in positions.by_ref().take(R::MANY) {
+            keys[got] = k;
+            tags[got] = (i as u32) << 1 | rules.may_fill(k) as u32;
+            got += 1;
+        }
+        if got == 0 {
+            break;
+        }
+        m += rules.successors_of_many(&keys[..got], &tags[..got], &mut succ[m..], &mut from[m..]);
+        if m >= DIRECT_BATCH {
+            if !out.flush(rules, weights, &succ[..m], &from[..m], set, batch, count_boards) {
+                // A shared set that ran out of room: the depth is redone.
+                c.full = out.full;
+                return out.records;
+            }
+            m = 0;
+        }
+    }
+    out.flush(rules, weights, &succ[..m], &from[..m], set, batch, count_boards);
+    (c.full, c.acc, c.ended_paths) = (out.full, out.acc, out.paths);
+    out.records
+}
+
+/// What [`direct`] has made of a chunk so far.
+struct Expanded<'a, K: PackedKey, C: Tally, S> {
+    /// The chunk's slots.
+    parents: &'a [Slot<K, C>],
+    /// Σ counts × hashes of the paths ended on full boards.
+    acc: S,
+    /// Paths ended on full boards.
+    paths: u32,
+    /// Successors inserted.
+    records: usize,
+    /// The full successors (when counting boards).
+    full: Vec<Record<K>>,
+}
+
+impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
+    /// Handles the successors in `succ` (successor j from parent `from[j] >> 1`, which may
+    /// fill the board when bit 0 is set): the full ones end their paths, the others are
+    /// canonicalised, their slots prefetched, and then inserted. False when a shared set ran
+    /// out of room.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn flush<R: Rules<Key = K>, W: Weights<Count = C, Sum = S>, T: Sink<K, C>>(
+        &mut self,
+        rules: &R,
+        weights: W,
+        succ: &[K],
+        from: &[u32],
+        set: &mut T,
+        batch: &mut Batch<K, C>,
+        count_boards: bool,
+    ) -> bool {
+        let mut len = 0;
+        for (&s, &f) in succ.iter().zip(from) {
+            let i = (f >> 1) as usize;
+            let n = self.parents[i].count();
+            if f & 1 != 0 && rules.is_full(s) {
+                weights.end(&mut self.acc, n, &rules.hashes(s));
+                self.paths = self.paths.wrapping_add(weights.paths(n));
                 if count_boards {
                     let (key, t) = rules.canonical(s);
-                    c.full.push(Record::new(key, i, t));
+                    self.full.push(Record::new(key, i, t));
                 }
             } else {
                 let (key, t) = rules.canonical(s);
@@ -985,20 +1056,9 @@ pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
                 len += 1;
             }
         }
-        if len >= DIRECT_BATCH {
-            records += len;
-            if !set.insert(&batch[..len]) {
-                return records;
-            }
-            len = 0;
-        }
+        self.records += len;
+        set.insert(&batch[..len])
     }
-    records += len;
-    // A shared set that ran out of room says so when its fill ends (the depth is redone).
-    set.insert(&batch[..len]);
-    c.acc = acc;
-    c.ended_paths = paths;
-    records
 }
 
 /// Fills next shard `s` from every chunk's records for it, in chunk order.
@@ -1024,6 +1084,10 @@ pub(crate) fn insert<R: Rules, W: Weights>(
 /// stored `k` is reached as `g(s)` by the paths that reached `g(k)`, so the parent's counts
 /// apply to `s`'s own lanes unpermuted. `c.records` counts the successors that are not full
 /// (the records a stored depth would have made).
+///
+/// As in [`direct`], positions go to [`Rules::successors_of_many`] [`Rules::MANY`] at a time;
+/// the successors that are not full gather (with their parent's slot) until `MANY` of them
+/// go to [`Rules::successor_hashes_of_many`] at once.
 #[inline(always)]
 pub(crate) fn last_two<R: Rules, W: Weights>(
     rules: &R,
@@ -1031,21 +1095,66 @@ pub(crate) fn last_two<R: Rules, W: Weights>(
     cur: &Frontier<R::Key, W::Count>,
     c: &mut Chunk<R::Key, W::Sum>,
 ) {
+    const { assert!(R::MANY * R::BUFFER <= SUCCESSORS && R::MANY <= MANY_MAX) };
+    let parents = c.parents(cur);
     let mut succ = successor_buffer::<R>();
+    let mut from = [0u32; SUCCESSORS];
+    let (mut keys, mut tags) = ([R::Key::ZERO; MANY_MAX], [0u32; MANY_MAX]);
+    // Successors not full yet to be summed, each with its parent's slot.
+    let (mut open, mut open_from) = ([R::Key::ZERO; MANY_MAX], [0u32; MANY_MAX]);
+    let mut hashes = [[0u32; 8]; MANY_MAX];
     let (mut acc, mut beyond, mut paths, mut records) = (W::Sum::zero(), W::Sum::zero(), 0u32, 0);
-    for (_, k, n) in c.positions(cur) {
-        let n_succ = rules.successors_into(k, &mut succ);
-        for &s in &succ[..n_succ] {
+    let mut pending = 0;
+    let mut positions = c.positions(cur);
+    loop {
+        let mut got = 0;
+        for (i, k, _) in positions.by_ref().take(R::MANY) {
+            (keys[got], tags[got]) = (k, i as u32);
+            got += 1;
+        }
+        if got == 0 {
+            break;
+        }
+        let m = rules.successors_of_many(&keys[..got], &tags[..got], &mut succ, &mut from);
+        for (&s, &i) in succ[..m].iter().zip(&from[..m]) {
             if rules.is_full(s) {
+                let n = parents[i as usize].count();
                 weights.end(&mut acc, n, &rules.hashes(s));
                 paths = paths.wrapping_add(weights.paths(n));
             } else {
-                weights.end(&mut beyond, n, &rules.successor_hashes(s));
-                records += 1;
+                (open[pending], open_from[pending]) = (s, i);
+                pending += 1;
+                if pending == R::MANY {
+                    let open = (&open[..pending], &open_from[..pending]);
+                    sum_open(rules, weights, parents, open, &mut hashes, &mut beyond);
+                    records += pending;
+                    pending = 0;
+                }
             }
         }
     }
+    sum_open(rules, weights, parents, (&open[..pending], &open_from[..pending]), &mut hashes, &mut beyond);
+    records += pending;
     (c.acc, c.beyond, c.ended_paths, c.records) = (acc, beyond, paths, records);
+}
+
+/// Adds to `beyond` the paths through each successor `open.0[j]` (of parent slot
+/// `open.1[j]`) and on to its own successors ([`last_two`]'s step; a function, not a closure:
+/// a closure would not inherit the kernel's instruction set, and its intrinsics would be
+/// calls).
+#[inline(always)]
+fn sum_open<R: Rules, W: Weights>(
+    rules: &R,
+    weights: W,
+    parents: &[Slot<R::Key, W::Count>],
+    open: (&[R::Key], &[u32]),
+    hashes: &mut [Counts],
+    beyond: &mut W::Sum,
+) {
+    rules.successor_hashes_of_many(open.0, hashes);
+    for (h, &i) in hashes.iter().zip(open.1) {
+        weights.end(beyond, parents[i as usize].count(), h);
+    }
 }
 
 /// The last depth over one chunk: `c.acc` = Σ counts × summed successor hashes.

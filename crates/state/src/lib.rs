@@ -48,5 +48,5 @@ mod shape;
 pub use grid::Grid;
 pub use key::{pack, unpack, PackedKey, U192};
 pub use ring3::Ring3;
-pub use rules::{fold_lanes, mul_add, Counts, Level, Rules};
+pub use rules::{fold_lanes, mul_add, successors_one_by_one, Counts, Level, Rules};
 pub use shape::{hash_cells, Board, BoardError, Shape, ShapeError, Width, HASH_MASK};

@@ -153,12 +153,49 @@ pub trait Rules: Sync + Send {
         n
     }
 
+    /// Positions [`Rules::successors_of_many`] takes at once.
+    const MANY: usize = if Self::BUFFER <= 64 { 16 } else { 1 };
+
+    /// [`Rules::successors_into`] for up to [`Rules::MANY`] positions at once: the successors
+    /// of `keys[0]` (as [`Rules::successors`] reports them, in the same order), then those of
+    /// `keys[1]`..., to the front of `out`, each with its position's tag (`tags[i]`) at the
+    /// same index of `from`; returns how many there are. No key may be full. A search hands
+    /// over many positions at once so that a generator may work across them: one that lists
+    /// them all with no branch on a board (see [`crate::Ring3`]) avoids a loop a position that
+    /// ends at a different count each time.
+    ///
+    /// # Panics
+    /// If `out` or `from` is shorter than `MANY * BUFFER`, or `keys` longer than `MANY`.
+    #[inline(always)]
+    fn successors_of_many(
+        &self,
+        keys: &[Self::Key],
+        tags: &[u32],
+        out: &mut [Self::Key],
+        from: &mut [u32],
+    ) -> usize {
+        successors_one_by_one(self, keys, tags, out, from)
+    }
+
     /// Lane `g`: the hash of the board `g(s)` (wrapping modulo 2^32).
     fn hashes(&self, s: Self::Key) -> Counts;
 
     /// Lane `g`: the sum over all successors `s'` of `s` of the hash of `g(s')`, without
     /// generating them. `s` must not be full.
     fn successor_hashes(&self, s: Self::Key) -> Counts;
+
+    /// [`Rules::successor_hashes`] of up to [`Rules::MANY`] positions at once, into
+    /// `out[..keys.len()]`. No key may be full.
+    ///
+    /// # Panics
+    /// If `keys` is longer than `MANY` or `out` shorter than `keys`.
+    #[inline(always)]
+    fn successor_hashes_of_many(&self, keys: &[Self::Key], out: &mut [Counts]) {
+        assert!(keys.len() <= Self::MANY);
+        for (o, &k) in out[..keys.len()].iter_mut().zip(keys) {
+            *o = self.successor_hashes(k);
+        }
+    }
 
     /// True when [`Rules::successor_hashes`] costs less than canonicalising and storing a
     /// position does. A search then sums the last depth from every successor of the depth
@@ -167,6 +204,31 @@ pub trait Rules: Sync + Send {
     /// the summing is cheap (measured: the 3x3 ring packing, yes; the general grid, whose
     /// sums loop over every cell and neighbour, no).
     const CHEAP_SUCCESSOR_HASHES: bool = false;
+}
+
+/// [`Rules::successors_of_many`] one position at a time, through
+/// [`Rules::successors_into`] (the default way).
+#[inline(always)]
+pub fn successors_one_by_one<R: Rules + ?Sized>(
+    rules: &R,
+    keys: &[R::Key],
+    tags: &[u32],
+    out: &mut [R::Key],
+    from: &mut [u32],
+) -> usize {
+    assert!(keys.len() <= R::MANY && tags.len() == keys.len());
+    let mut m = 0;
+    for (&k, &tag) in keys.iter().zip(tags) {
+        let n = rules.successors_into(k, &mut out[m..]);
+        if R::BUFFER <= 64 {
+            // A fixed width: stores, no loop.
+            from[m..m + R::BUFFER].fill(tag);
+        } else {
+            from[m..m + n].fill(tag);
+        }
+        m += n;
+    }
+    m
 }
 
 /// `a + b * c` lane by lane, wrapping.

@@ -58,6 +58,56 @@ fn avx2_matches_portable() {
     }
 }
 
+/// Every way `rules` has to list successors agrees with [`Rules::successors`]: one position
+/// at a time (`successors_into`), and many at once (`successors_of_many`, in groups of every
+/// size up to `MANY`, each successor tagged with its position's tag); the summed successor
+/// hashes agree with the successors' own.
+fn check_successor_lists<R: Rules<Key = u32>>(rules: &R, boards: impl Iterator<Item = u32>) {
+    let keys: Vec<u32> = boards.filter(|&s| !rules.is_full(s)).collect();
+    let mut out = vec![0u32; R::MANY * R::BUFFER];
+    let mut from = vec![0u32; R::MANY * R::BUFFER];
+    let mut want = Vec::new();
+    let (mut at, mut group) = (0, 1);
+    while at < keys.len() {
+        let keys = &keys[at..(at + group).min(keys.len())];
+        let tags: Vec<u32> = keys.iter().map(|&k| k.rotate_left(7) ^ 0x5A5A).collect();
+        want.clear();
+        for (&k, &tag) in keys.iter().zip(&tags) {
+            let mut one = Vec::new();
+            rules.successors(k, |t| one.push(t));
+            let n = rules.successors_into(k, &mut out);
+            assert_eq!(out[..n], one, "board {k:#o}");
+            let mut hashes = [0u32; 8];
+            for &t in &one {
+                state::mul_add(&mut hashes, &[1; 8], &rules.hashes(t));
+            }
+            assert_eq!(rules.successor_hashes(k), hashes, "board {k:#o}");
+            want.extend(one.iter().map(|&t| (t, tag)));
+        }
+        let n = rules.successors_of_many(keys, &tags, &mut out, &mut from);
+        let got: Vec<(u32, u32)> = out[..n].iter().copied().zip(from[..n].iter().copied()).collect();
+        assert_eq!(got, want, "boards {keys:?}");
+        at += keys.len();
+        group = group % R::MANY + 1;
+    }
+}
+
+#[test]
+fn successor_lists_agree_portable() {
+    check_successor_lists(&Ring3::new(Portable), ring_boards().take(50_000));
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn successor_lists_agree_avx2() {
+    match state::canon::Avx2::new() {
+        Some(b) => [true, false]
+            .into_iter()
+            .for_each(|g| check_successor_lists(&Ring3::new(b.with_gather(g)), ring_boards().take(50_000))),
+        None => eprintln!("skipped: this CPU has no AVX2"),
+    }
+}
+
 #[test]
 fn canonical_form_is_invariant_under_symmetry() {
     let ring = Ring3::new(Portable);

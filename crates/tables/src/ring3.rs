@@ -12,7 +12,7 @@
 //!   is the reversal of the eight positions followed by a rotation by one position, then
 //!   rotates by `2(t - 4)` positions.
 
-use crate::captures::{neighbour, placements, NUM_PATTERNS, PATTERN_SUMS};
+use crate::captures::{neighbour, placements, PATTERN_SUMS};
 use crate::geometry::{compose_table, MAX_CELLS, MAX_SYMMETRIES};
 
 /// Row-major cell of each position (the ring clockwise from the top-left corner, then the centre).
@@ -183,20 +183,8 @@ pub const fn hash_slow(s: u32, t: usize) -> u32 {
     h
 }
 
-/// Up to `N` moves of one (position, pattern) entry, as `u32` deltas to add (wrapping) to the
-/// packed board. Unused entries repeat nothing meaningful and must be ignored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C, align(16))]
-pub struct Deltas<const N: usize> {
-    /// The deltas; only the first `len` count.
-    pub delta: [u32; N],
-}
-
-/// The delta of move `i` (in [`placements`] order) at position `p` with pattern `x`.
-pub const fn move_delta(p: usize, x: usize, i: usize) -> u32 {
-    move_delta_of(p, x, placements(x).list[i])
-}
-
+/// The change to a packed board of move `m` at position `p` with pattern `x`: the die placed,
+/// the captured neighbours' dice taken away.
 const fn move_delta_of(p: usize, x: usize, m: crate::captures::Placement) -> u32 {
     let mut d = (m.die as u32) << (3 * p);
     let mut k = 0;
@@ -209,59 +197,93 @@ const fn move_delta_of(p: usize, x: usize, m: crate::captures::Placement) -> u32
     d
 }
 
-const fn deltas<const N: usize>(p: usize, x: usize) -> Deltas<N> {
-    let mut out = Deltas { delta: [0; N] };
-    let list = placements(x);
-    let n = list.len as usize;
-    assert!(n <= N || x >= 1 << (3 * DEGREE[p] as usize));
-    let mut i = 0;
-    while i < n && i < N {
-        out.delta[i] = move_delta_of(p, x, list.list[i]);
-        i += 1;
-    }
-    out
+/// Where one position's moves are in [`MOVES`]: its pattern mask ([`PATTERN_MASK`]), the
+/// index of its pattern 0's first delta, and the deltas kept for each pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(16))]
+pub struct MovesAt {
+    /// [`PATTERN_MASK`] of the position.
+    pub mask: u32,
+    /// Index in [`MOVES`] of the first delta of pattern 0.
+    pub base: u32,
+    /// Deltas kept for each pattern: 1 for a corner, 4 for an edge, 12 for the centre.
+    pub stride: u32,
 }
 
-/// Move deltas of the four corners (positions `0, 2, 4, 6`), indexed `[p / 2][pattern]`: a
-/// corner has exactly one move.
-pub static CORNER_MOVES: [[u32; 64]; 4] = {
-    let mut t = [[0u32; 64]; 4];
-    let mut c = 0;
-    while c < 4 {
-        let mut x = 0;
-        while x < 64 {
-            t[c][x] = move_delta(2 * c, x, 0);
-            x += 1;
-        }
-        c += 1;
+/// Deltas kept per pattern of each position: every move of a corner (1), an edge (4), the
+/// centre (11, padded to 12).
+pub const STRIDE: [u32; 9] = [1, 4, 1, 4, 1, 4, 1, 4, 12];
+
+/// Index in [`MOVES`] of each position's pattern 0 (and, at 9, the length of the tables).
+pub const MOVES_BASE: [u32; 10] = {
+    let mut b = [0u32; 10];
+    let mut p = 0;
+    while p < 9 {
+        b[p + 1] = b[p] + (STRIDE[p] << (3 * DEGREE[p] as u32));
+        p += 1;
     }
-    t
+    b
 };
 
-/// Move deltas of the four edges (positions `1, 3, 5, 7`), indexed `[p / 2][pattern]`: at most
-/// 4 moves (three pairs and the triple).
-pub static EDGE_MOVES: [[Deltas<4>; 512]; 4] = {
-    let mut t = [[Deltas { delta: [0; 4] }; 512]; 4];
-    let mut c = 0;
-    while c < 4 {
-        let mut x = 0;
-        while x < 512 {
-            t[c][x] = deltas::<4>(2 * c + 1, x);
-            x += 1;
-        }
-        c += 1;
-    }
-    t
-};
+/// Index in [`MOVES`] of the first move of position `p` with pattern `x`.
+pub const fn moves_at(p: usize, x: usize) -> usize {
+    (MOVES_BASE[p] + x as u32 * STRIDE[p]) as usize
+}
 
-/// Move deltas of the centre, indexed by pattern: at most 11 moves, padded to 12.
+/// The move deltas of every (position, pattern), in one array: position `p` with pattern `x`
+/// has `MOVE_COUNT[x]` moves (in [`placements`] order), each a `u32` to add (wrapping) to the
+/// packed board, from index [`moves_at`]`(p, x)`; a corner has exactly one. Twelve deltas can
+/// be read from any such index (the array is padded at the end): a generator may read and
+/// store twelve whatever the position, and keep the first `MOVE_COUNT[x]`.
 #[allow(long_running_const_eval)]
-pub static CENTRE_MOVES: [Deltas<12>; NUM_PATTERNS] = {
-    let mut t = [Deltas { delta: [0; 12] }; NUM_PATTERNS];
-    let mut x = 0;
-    while x < NUM_PATTERNS {
-        t[x] = deltas::<12>(8, x);
-        x += 1;
+pub static MOVES: [u32; MOVES_BASE[9] as usize + 12] = {
+    let mut t = [0u32; MOVES_BASE[9] as usize + 12];
+    let mut p = 0;
+    while p < 9 {
+        let mut x = 0;
+        while x < 1 << (3 * DEGREE[p] as usize) {
+            let list = placements(x);
+            assert!(list.len as u32 <= STRIDE[p]);
+            let mut i = 0;
+            while i < list.len as usize {
+                t[moves_at(p, x) + i] = move_delta_of(p, x, list.list[i]);
+                i += 1;
+            }
+            x += 1;
+        }
+        p += 1;
+    }
+    t
+};
+
+/// [`MovesAt`] of each position (entries 9 to 15 are unused: an index masked to 4 bits
+/// needs no bounds check).
+pub static MOVES_AT: [MovesAt; 16] = {
+    let mut t = [MovesAt { mask: 0, base: 0, stride: 0 }; 16];
+    let mut p = 0;
+    while p < 9 {
+        t[p] = MovesAt { mask: PATTERN_MASK[p], base: MOVES_BASE[p], stride: STRIDE[p] };
+        p += 1;
+    }
+    t
+};
+
+/// The positions of the set bits of a 9-bit mask (bit `p`: position `p`), in ascending order,
+/// padded to 16 bytes: a board's empty positions, from the low bits of its empty cells
+/// gathered.
+pub static SET_POSITIONS: [[u8; 16]; 512] = {
+    let mut t = [[0u8; 16]; 512];
+    let mut e = 0;
+    while e < 512 {
+        let (mut p, mut k) = (0, 0);
+        while p < 9 {
+            if e >> p & 1 == 1 {
+                t[e][k] = p as u8;
+                k += 1;
+            }
+            p += 1;
+        }
+        e += 1;
     }
     t
 };
@@ -285,41 +307,40 @@ const fn last_entry(p: usize, x: usize) -> [u32; 8] {
     out
 }
 
-/// Last-depth tables, indexed like the move tables: for every (position, pattern), the sum over
-/// its moves of the change of the 8 transformed hashes. A board's successors through position
-/// `p` add up to `moves * hashes(board) + LAST[p][x]` without being generated.
-#[derive(Debug)]
-pub struct LastTables {
-    /// Corners, `[p / 2][pattern]`.
-    pub corner: [[[u32; 8]; 64]; 4],
-    /// Edges, `[p / 2][pattern]`.
-    pub edge: [[[u32; 8]; 512]; 4],
-    /// The centre, `[pattern]`.
-    pub centre: [[u32; 8]; NUM_PATTERNS],
+/// Index in [`LAST`] of each position's pattern 0 (and, at 9, the length of the table):
+/// one entry a pattern.
+pub const LAST_BASE: [u32; 10] = {
+    let mut b = [0u32; 10];
+    let mut p = 0;
+    while p < 9 {
+        b[p + 1] = b[p] + (1 << (3 * DEGREE[p] as u32));
+        p += 1;
+    }
+    b
+};
+
+/// Index in [`LAST`] of position `p` with pattern `x`.
+pub const fn last_at(p: usize, x: usize) -> usize {
+    LAST_BASE[p] as usize + x
 }
 
-/// The last-depth tables.
-// About 200 k table entries of 8 lanes: long for the const evaluator, not endless.
+/// The last-depth table: for every (position `p`, pattern `x`), at [`last_at`]`(p, x)`, the
+/// sum over its moves of the change of the 8 transformed hashes. A board's successors
+/// through position `p` add up to `moves * hashes(board) + LAST[last_at(p, x)]` without
+/// being generated.
+// About 6 400 entries of 8 lanes, each a sum over up to 11 moves: long for the const
+// evaluator, not endless.
 #[allow(long_running_const_eval)]
-pub static LAST: LastTables = {
-    let mut t =
-        LastTables { corner: [[[0; 8]; 64]; 4], edge: [[[0; 8]; 512]; 4], centre: [[0; 8]; NUM_PATTERNS] };
-    let mut c = 0;
-    while c < 4 {
+pub static LAST: [[u32; 8]; LAST_BASE[9] as usize] = {
+    let mut t = [[0u32; 8]; LAST_BASE[9] as usize];
+    let mut p = 0;
+    while p < 9 {
         let mut x = 0;
-        while x < 512 {
-            if x < 64 {
-                t.corner[c][x] = last_entry(2 * c, x);
-            }
-            t.edge[c][x] = last_entry(2 * c + 1, x);
+        while x < 1 << (3 * DEGREE[p] as usize) {
+            t[last_at(p, x)] = last_entry(p, x);
             x += 1;
         }
-        c += 1;
-    }
-    let mut x = 0;
-    while x < NUM_PATTERNS {
-        t.centre[x] = last_entry(8, x);
-        x += 1;
+        p += 1;
     }
     t
 };
@@ -435,11 +456,10 @@ mod tests {
                 let x = pattern(s, p);
                 let want: Vec<u32> =
                     placements_slow(x).iter().map(|m| apply_slow(s, p, m.captured, m.die)).collect();
-                let got: Vec<u32> = match p {
-                    8 => CENTRE_MOVES[x].delta[..want.len()].to_vec(),
-                    _ if p % 2 == 0 => vec![CORNER_MOVES[p / 2][x]],
-                    _ => EDGE_MOVES[p / 2][x].delta[..want.len()].to_vec(),
-                };
+                let got = MOVES[moves_at(p, x)..][..want.len()].to_vec();
+                if p % 2 == 0 && p < 8 {
+                    assert_eq!(want.len(), 1, "a corner has one move");
+                }
                 assert_eq!(PLACEMENTS[x].len as usize, want.len());
                 let got: Vec<u32> = got.iter().map(|&d| s.wrapping_add(d)).collect();
                 assert_eq!(got, want, "board {s:o} position {p}");
@@ -455,11 +475,7 @@ mod tests {
                     continue;
                 }
                 let x = pattern(s, p);
-                let entry = match p {
-                    8 => LAST.centre[x],
-                    _ if p % 2 == 0 => LAST.corner[p / 2][x],
-                    _ => LAST.edge[p / 2][x],
-                };
+                let entry = LAST[last_at(p, x)];
                 for g in 0..8 {
                     let want = placements_slow(x).iter().fold(0u32, |acc, m| {
                         let t = apply_slow(s, p, m.captured, m.die);

@@ -53,7 +53,14 @@ pub trait Canon3: Copy + Send + Sync + std::fmt::Debug + 'static {
     /// [`tables::ring3::pattern`] by bit gather, where the backend has it (else by shifts).
     #[inline(always)]
     fn gathered_pattern(self, s: u32, p: usize) -> usize {
-        tables::ring3::pattern(s, p)
+        self.gather(s, tables::ring3::PATTERN_MASK[p])
+    }
+
+    /// The bits of `s` under `mask`, gathered to the low end in order (BMI2's `pext`): one
+    /// instruction where the backend [`Canon3::gathers`], else a loop over the mask's bits.
+    #[inline(always)]
+    fn gather(self, s: u32, mask: u32) -> usize {
+        gather_slow(s, mask)
     }
 }
 
@@ -82,6 +89,16 @@ pub(crate) static COMPOSE32: [[u32; 8]; 8] = {
     }
     t
 };
+
+/// The bits of `s` under `mask`, gathered to the low end in order, one by one.
+pub fn gather_slow(s: u32, mask: u32) -> usize {
+    let (mut out, mut k, mut m) = (0usize, 0, mask);
+    while m != 0 {
+        out |= ((s >> m.trailing_zeros() & 1) as usize) << k;
+        (k, m) = (k + 1, m & (m - 1));
+    }
+    out
+}
 
 /// Slow twin of every backend: moves the nine cells one by one.
 pub fn canonical_slow(s: u32) -> (u32, u8) {

@@ -2,7 +2,7 @@
 
 use std::arch::x86_64::*;
 
-use tables::ring3::{PATTERN_MASK, RING_MASK};
+use tables::ring3::RING_MASK;
 
 use super::super::{reverse_ring, Canon3, COMPOSE32, ROTATE};
 use crate::rules::{Counts, Level};
@@ -106,9 +106,9 @@ impl Canon3 for Avx2 {
     }
 
     #[inline(always)]
-    fn gathered_pattern(self, s: u32, p: usize) -> usize {
+    fn gather(self, s: u32, mask: u32) -> usize {
         // SAFETY: as in `canonical` (BMI2 is part of `Level::Avx2`).
-        unsafe { _pext_u32(s, PATTERN_MASK[p]) as usize }
+        unsafe { _pext_u32(s, mask) as usize }
     }
 
     #[inline(always)]

@@ -96,6 +96,31 @@ fn move_generation(c: &mut Criterion) {
             g.bench_function(name, |bench| bench.iter(|| unsafe { into_avx2(r, black_box(&boards)) }));
         }
     }
+    // Sixteen positions at a time (what `direct` runs): every empty cell listed, then every
+    // listed cell's moves, no branch on a board (AVX2 with bit gather), or one position at a
+    // time (any other backend).
+    #[inline(always)]
+    fn many<B: Canon3>(ring: Ring3<B>, boards: &[u32]) -> u32 {
+        let (mut out, mut from) = ([0u32; 16 * 48], [0u32; 16 * 48]);
+        let tags = [0u32; 16];
+        boards.chunks(16).fold(0u32, |a, keys| {
+            let n = ring.successors_of_many(keys, &tags[..keys.len()], &mut out, &mut from);
+            out[..n].iter().fold(a, |a, &t| a.wrapping_add(t))
+        })
+    }
+    g.bench_function("successors_of_many/portable", |bench| bench.iter(|| many(ring, black_box(&boards))));
+    #[cfg(target_arch = "x86_64")]
+    if let Some(b) = state::canon::Avx2::new() {
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
+        unsafe fn many_avx2(ring: Ring3<state::canon::Avx2>, boards: &[u32]) -> u32 {
+            many(ring, boards)
+        }
+        let r = Ring3::new(b.with_gather(true));
+        g.bench_function("successors_of_many/gather", |bench| {
+            // SAFETY: `Avx2::new` returned a backend: the CPU has these features.
+            bench.iter(|| unsafe { many_avx2(r, black_box(&boards)) })
+        });
+    }
     g.bench_function("successor_hashes", |bench| {
         bench.iter(|| boards.iter().fold(0u32, |a, &s| a.wrapping_add(ring.successor_hashes(s)[0])))
     });

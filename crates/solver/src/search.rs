@@ -864,6 +864,33 @@ pub(crate) fn add(a: &mut Counts, b: &Counts) {
     }
 }
 
+/// The successors of the next [`Rules::MANY`] positions of `positions` (from
+/// [`Chunk::positions`]), through [`Rules::successors_of_many`], into the front of `succ`, each
+/// with its parent's tag in `from`: the parent's slot index in the chunk `<< 1`, bit 0 set
+/// when the parent may fill the board ([`Rules::may_fill`]). Returns how many, or `None` when
+/// no position is left.
+#[inline(always)]
+fn next_successors<'a, R: Rules, C: Tally + 'a>(
+    rules: &R,
+    positions: &mut impl Iterator<Item = (usize, R::Key, &'a C)>,
+    succ: &mut [R::Key],
+    from: &mut [u32],
+) -> Option<usize> {
+    let (mut keys, mut tags) = ([R::Key::ZERO; MANY_MAX], [0u32; MANY_MAX]);
+    let mut got = 0;
+    for (i, k, _) in positions.take(R::MANY) {
+        (keys[got], tags[got]) = (k, (i as u32) << 1 | rules.may_fill(k) as u32);
+        got += 1;
+    }
+    // Not `bool::then` with a closure: a closure does not inherit the kernel's instruction
+    // set, and the generator's intrinsics in it would be calls.
+    if got == 0 {
+        None
+    } else {
+        Some(rules.successors_of_many(&keys[..got], &tags[..got], succ, from))
+    }
+}
+
 /// Expands one chunk: full successors into `c.acc`, the others as records bucketed by the
 /// shard of their canonical key.
 #[inline(always)]
@@ -876,15 +903,21 @@ pub(crate) fn expand<R: Rules, W: Weights>(
     fanout: f64,
     count_boards: bool,
 ) {
+    const { assert!(R::MANY * R::BUFFER <= SUCCESSORS && R::MANY <= MANY_MAX) };
     let mut succ = successor_buffer::<R>();
+    let mut from = [0u32; SUCCESSORS];
     c.prepare_buckets(1 << shard_bits, fanout);
     c.full.clear();
     let mut acc = W::Sum::zero();
     let mut paths = 0u32;
-    for (i, k, n) in c.positions(cur) {
-        let n_succ = rules.successors_into(k, &mut succ);
-        for &s in &succ[..n_succ] {
-            if rules.is_full(s) {
+    let cur_shard = &cur.shards()[c.shard];
+    let parents = &cur_shard.slots()[c.start..c.end];
+    let mut positions = cur_shard.entries(c.start..c.end);
+    while let Some(m) = next_successors(rules, &mut positions, &mut succ, &mut from) {
+        for (&s, &f) in succ[..m].iter().zip(&from[..m]) {
+            let i = (f >> 1) as usize;
+            if f & 1 != 0 && rules.is_full(s) {
+                let n = parents[i].count();
                 weights.end(&mut acc, n, &rules.hashes(s));
                 paths = paths.wrapping_add(weights.paths(n));
                 if count_boards {
@@ -979,19 +1012,9 @@ pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
     batch.resize(DIRECT_BATCH + R::MANY * R::BUFFER, (0, R::Key::ZERO, W::Count::zero()));
     let mut out = Expanded { parents: c.parents(cur), acc: W::Sum::zero(), paths: 0, records: 0, full };
     let mut m = 0;
-    let (mut keys, mut tags) = ([R::Key::ZERO; MANY_MAX], [0u32; MANY_MAX]);
     let mut positions = c.positions(cur);
-    loop {
-        let mut got = 0;
-        for (i, k, _) in positions.by_ref().take(R::MANY) {
-            keys[got] = k;
-            tags[got] = (i as u32) << 1 | rules.may_fill(k) as u32;
-            got += 1;
-        }
-        if got == 0 {
-            break;
-        }
-        m += rules.successors_of_many(&keys[..got], &tags[..got], &mut succ[m..], &mut from[m..]);
+    while let Some(n) = next_successors(rules, &mut positions, &mut succ[m..], &mut from[m..]) {
+        m += n;
         if m >= DIRECT_BATCH {
             if !out.flush(rules, weights, &succ[..m], &from[..m], set, batch, count_boards) {
                 // A shared set that ran out of room: the depth is redone.
@@ -1099,25 +1122,16 @@ pub(crate) fn last_two<R: Rules, W: Weights>(
     let parents = c.parents(cur);
     let mut succ = successor_buffer::<R>();
     let mut from = [0u32; SUCCESSORS];
-    let (mut keys, mut tags) = ([R::Key::ZERO; MANY_MAX], [0u32; MANY_MAX]);
     // Successors not full yet to be summed, each with its parent's slot.
     let (mut open, mut open_from) = ([R::Key::ZERO; MANY_MAX], [0u32; MANY_MAX]);
     let mut hashes = [[0u32; 8]; MANY_MAX];
     let (mut acc, mut beyond, mut paths, mut records) = (W::Sum::zero(), W::Sum::zero(), 0u32, 0);
     let mut pending = 0;
     let mut positions = c.positions(cur);
-    loop {
-        let mut got = 0;
-        for (i, k, _) in positions.by_ref().take(R::MANY) {
-            (keys[got], tags[got]) = (k, i as u32);
-            got += 1;
-        }
-        if got == 0 {
-            break;
-        }
-        let m = rules.successors_of_many(&keys[..got], &tags[..got], &mut succ, &mut from);
-        for (&s, &i) in succ[..m].iter().zip(&from[..m]) {
-            if rules.is_full(s) {
+    while let Some(m) = next_successors(rules, &mut positions, &mut succ, &mut from) {
+        for (&s, &f) in succ[..m].iter().zip(&from[..m]) {
+            let i = f >> 1;
+            if f & 1 != 0 && rules.is_full(s) {
                 let n = parents[i as usize].count();
                 weights.end(&mut acc, n, &rules.hashes(s));
                 paths = paths.wrapping_add(weights.paths(n));

@@ -42,10 +42,11 @@ const CHUNK_SLOTS: usize = 1 << 13;
 /// Chunks expanded before their records are inserted.
 const BLOCK_CHUNKS: usize = 1 << 20;
 
-/// Room for one position's successors ([`successor_buffer`]).
+/// Room for the successors a kernel buffers ([`successor_buffer`]): those of one group of
+/// positions ([`Rules::MANY`] of them, [`Rules::BUFFER`] each), after a batch not yet full.
 const SUCCESSORS: usize = 1024;
 
-/// A buffer for one position's successors, on the stack: one reached through a struct field
+/// A buffer for successors, on the stack: one reached through a struct field
 /// was reloaded around the stores of every successor (public cg10, one thread: 64.9 -> 60.5 M
 /// instructions). Every rules' [`Rules::BUFFER`] fits (checked when compiled).
 #[inline(always)]

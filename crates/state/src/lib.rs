@@ -48,5 +48,7 @@ mod shape;
 pub use grid::Grid;
 pub use key::{pack, unpack, PackedKey, U192};
 pub use ring3::Ring3;
-pub use rules::{fold_lanes, mul_add, successors_one_by_one, Counts, Level, Rules};
+pub use rules::{
+    fold_lanes, mul_add, successor_hashes_one_by_one, successors_one_by_one, Counts, Level, Rules,
+};
 pub use shape::{hash_cells, Board, BoardError, Shape, ShapeError, Width, HASH_MASK};

@@ -6,7 +6,7 @@ use tables::ring3::{
 };
 
 use crate::canon::{reverse_ring, Canon3, ROTATE};
-use crate::rules::{successors_one_by_one, Counts, Level, Rules};
+use crate::rules::{successor_hashes_one_by_one, successors_one_by_one, Counts, Level, Rules};
 use crate::shape::Shape;
 
 /// Positions [`Rules::successors_of_many`] takes at once.
@@ -290,9 +290,7 @@ impl<B: Canon3> Rules for Ring3<B> {
         if self.backend.gathers() {
             self.successor_hashes_of_many_gathered(keys, out)
         } else {
-            for (o, &k) in out[..keys.len()].iter_mut().zip(keys) {
-                *o = self.successor_hashes(k);
-            }
+            successor_hashes_one_by_one(self, keys, out)
         }
     }
 

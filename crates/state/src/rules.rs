@@ -191,10 +191,7 @@ pub trait Rules: Sync + Send {
     /// If `keys` is longer than `MANY` or `out` shorter than `keys`.
     #[inline(always)]
     fn successor_hashes_of_many(&self, keys: &[Self::Key], out: &mut [Counts]) {
-        assert!(keys.len() <= Self::MANY);
-        for (o, &k) in out[..keys.len()].iter_mut().zip(keys) {
-            *o = self.successor_hashes(k);
-        }
+        successor_hashes_one_by_one(self, keys, out)
     }
 
     /// True when [`Rules::successor_hashes`] costs less than canonicalising and storing a
@@ -229,6 +226,16 @@ pub fn successors_one_by_one<R: Rules + ?Sized>(
         m += n;
     }
     m
+}
+
+/// [`Rules::successor_hashes_of_many`] one position at a time, through
+/// [`Rules::successor_hashes`] (the default way).
+#[inline(always)]
+pub fn successor_hashes_one_by_one<R: Rules + ?Sized>(rules: &R, keys: &[R::Key], out: &mut [Counts]) {
+    assert!(keys.len() <= R::MANY);
+    for (o, &k) in out[..keys.len()].iter_mut().zip(keys) {
+        *o = rules.successor_hashes(k);
+    }
 }
 
 /// `a + b * c` lane by lane, wrapping.

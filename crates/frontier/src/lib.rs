@@ -99,6 +99,11 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Frontier<K, C> {
         self.shards.iter().map(|s| s.len()).sum()
     }
 
+    /// Bytes of memory the shards' arrays take ([`CountSet::bytes`]).
+    pub fn bytes(&self) -> usize {
+        self.shards.iter().map(|s| s.bytes()).sum()
+    }
+
     /// True when no shard holds a key.
     pub fn is_empty(&self) -> bool {
         self.shards.iter().all(|s| s.is_empty())

@@ -198,6 +198,12 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         self.len == 0
     }
 
+    /// Bytes of memory the set's arrays take (the table and, in the dense layout, the
+    /// elements): what a memory budget counts.
+    pub fn bytes(&self) -> usize {
+        self.slots.len() * std::mem::size_of::<Slot<K, C>>() + self.index.len() * 4
+    }
+
     /// Number of table slots (2 or 4 times the keys it holds before growing).
     pub fn capacity(&self) -> usize {
         if Self::INLINE {

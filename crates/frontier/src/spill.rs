@@ -1,9 +1,12 @@
 //! Record files: frontiers and hash-partitioned successors on disk, sequential I/O only.
 //!
-//! A record is a key and its `[u32; L]` counts, stored as their bytes one after the other. A
-//! file is a 32-byte header (magic, format version, key size, lanes, record count), the
-//! records, and an 8-byte checksum of everything before it. Readers check all of it, so a
-//! truncated or corrupt file is an error naming the file, never a wrong answer.
+//! A record is a key and its counts (any plain-data type: `[u32; 8]` lanes, one `u64` mass),
+//! stored as their bytes one after the other. A file is a 32-byte header (magic, format
+//! version, key size, count size, record count), the records, and an 8-byte checksum of
+//! everything before it. Readers check all of it, so a truncated or corrupt file is an error
+//! naming the file, never a wrong answer. A writer returns the checksum it wrote
+//! ([`Written`]), so that a manifest can pin a file to its exact contents
+//! ([`stored_checksum`] reads it back without reading the records).
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
@@ -13,7 +16,7 @@ use std::path::{Path, PathBuf};
 use bytemuck::Pod;
 
 const MAGIC: &[u8; 8] = b"CEPHREC\0";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER: usize = 32;
 
 /// A streaming 64-bit checksum over 8-byte words (the tail zero-padded).
@@ -61,12 +64,20 @@ impl Checksum {
     }
 }
 
-fn header(key_size: usize, lanes: usize, records: u64) -> [u8; HEADER] {
+/// The checksum record files use, of any bytes (for files that sit beside record files, such
+/// as a manifest naming them).
+pub fn checksum(bytes: &[u8]) -> u64 {
+    let mut sum = Checksum::new();
+    sum.update(bytes);
+    sum.finish()
+}
+
+fn header(key_size: usize, count_size: usize, records: u64) -> [u8; HEADER] {
     let mut h = [0u8; HEADER];
     h[..8].copy_from_slice(MAGIC);
     h[8..12].copy_from_slice(&VERSION.to_le_bytes());
     h[12..16].copy_from_slice(&(key_size as u32).to_le_bytes());
-    h[16..20].copy_from_slice(&(lanes as u32).to_le_bytes());
+    h[16..20].copy_from_slice(&(count_size as u32).to_le_bytes());
     h[24..32].copy_from_slice(&records.to_le_bytes());
     h
 }
@@ -77,17 +88,28 @@ fn with_path(e: io::Error, what: &str, path: &Path) -> io::Error {
 
 /// Writes one record file.
 #[derive(Debug)]
-pub struct RecordWriter<K: Pod, const L: usize> {
+pub struct RecordWriter<K: Pod, C: Pod> {
     path: PathBuf,
     file: File,
     buf: Vec<u8>,
     cap: usize,
     sum: Checksum,
     records: u64,
-    _k: PhantomData<K>,
+    _k: PhantomData<(K, C)>,
 }
 
-impl<K: Pod, const L: usize> RecordWriter<K, L> {
+/// What [`RecordWriter::finish`] wrote: the file's size and its checksum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Written {
+    /// Bytes the file takes.
+    pub bytes: u64,
+    /// The checksum stored at its end.
+    pub checksum: u64,
+    /// Records in it.
+    pub records: u64,
+}
+
+impl<K: Pod, C: Pod> RecordWriter<K, C> {
     /// Creates (or truncates) `path`, buffering `buffer` bytes.
     ///
     /// # Errors
@@ -112,7 +134,7 @@ impl<K: Pod, const L: usize> RecordWriter<K, L> {
     /// # Errors
     /// When the write fails (a full disk, say); the message names the file.
     #[inline]
-    pub fn push(&mut self, key: &K, counts: &[u32; L]) -> io::Result<()> {
+    pub fn push(&mut self, key: &K, counts: &C) -> io::Result<()> {
         self.buf.extend_from_slice(bytemuck::bytes_of(key));
         self.buf.extend_from_slice(bytemuck::bytes_of(counts));
         self.records += 1;
@@ -135,46 +157,66 @@ impl<K: Pod, const L: usize> RecordWriter<K, L> {
     }
 
     /// Writes the checksum and the header, and with `sync` makes the file durable (fsync).
-    /// Returns the bytes the file takes.
     ///
     /// # Errors
     /// When a write or the sync fails; the message names the file.
-    pub fn finish(mut self, sync: bool) -> io::Result<u64> {
+    pub fn finish(mut self, sync: bool) -> io::Result<Written> {
         self.flush()?;
         let err = |e| with_path(e, "cannot write", &self.path);
-        let h = header(std::mem::size_of::<K>(), L, self.records);
+        let h = header(std::mem::size_of::<K>(), std::mem::size_of::<C>(), self.records);
         let mut sum = self.sum;
         sum.update(&h);
-        self.file.write_all(&sum.finish().to_le_bytes()).map_err(err)?;
+        let checksum = sum.finish();
+        self.file.write_all(&checksum.to_le_bytes()).map_err(err)?;
         self.file.seek(SeekFrom::Start(0)).and_then(|_| self.file.write_all(&h)).map_err(err)?;
         if sync {
             self.file.sync_all().map_err(err)?;
         }
-        Ok(HEADER as u64 + self.records * record_size::<K, L>() as u64 + 8)
+        let bytes = HEADER as u64 + self.records * record_size::<K, C>() as u64 + 8;
+        Ok(Written { bytes, checksum, records: self.records })
     }
 }
 
 /// Bytes of one record.
-pub const fn record_size<K, const L: usize>() -> usize {
-    std::mem::size_of::<K>() + 4 * L
+pub const fn record_size<K, C>() -> usize {
+    std::mem::size_of::<K>() + std::mem::size_of::<C>()
+}
+
+/// The checksum stored at the end of the record file `path` (its last 8 bytes), without
+/// reading or checking the records: a manifest that names a file with its checksum detects a
+/// file replaced by another complete one.
+///
+/// # Errors
+/// A missing or unreadable file, or one shorter than a header; the message names the file.
+pub fn stored_checksum(path: &Path) -> io::Result<u64> {
+    let mut file = File::open(path).map_err(|e| with_path(e, "cannot open", path))?;
+    let len = file.metadata().map_err(|e| with_path(e, "cannot read", path))?.len();
+    if len < (HEADER + 8) as u64 {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("{}: truncated", path.display())));
+    }
+    let mut tail = [0u8; 8];
+    file.seek(SeekFrom::Start(len - 8))
+        .and_then(|_| file.read_exact(&mut tail))
+        .map_err(|e| with_path(e, "cannot read", path))?;
+    Ok(u64::from_le_bytes(tail))
 }
 
 /// Reads one record file, checking its header, length and checksum.
 #[derive(Debug)]
-pub struct RecordReader<K: Pod, const L: usize> {
+pub struct RecordReader<K: Pod, C: Pod> {
     path: PathBuf,
     input: BufReader<File>,
     records: u64,
     header: [u8; HEADER],
-    _k: PhantomData<K>,
+    _k: PhantomData<(K, C)>,
 }
 
-impl<K: Pod, const L: usize> RecordReader<K, L> {
+impl<K: Pod, C: Pod> RecordReader<K, C> {
     /// Opens `path` and checks its header and length.
     ///
     /// # Errors
-    /// A missing file, or one that is not a complete record file of this key size and lane
-    /// count (`InvalidData`); the message names the file.
+    /// A missing file, or one that is not a complete record file of this key and count size
+    /// (`InvalidData`); the message names the file.
     pub fn open(path: &Path) -> io::Result<Self> {
         let file = File::open(path).map_err(|e| with_path(e, "cannot open", path))?;
         let len = file.metadata().map_err(|e| with_path(e, "cannot read", path))?.len();
@@ -190,11 +232,11 @@ impl<K: Pod, const L: usize> RecordReader<K, L> {
         if word(8) != VERSION {
             return Err(bad("written by another format version"));
         }
-        if word(12) as usize != std::mem::size_of::<K>() || word(16) as usize != L {
-            return Err(bad("records of another key size or lane count"));
+        if word(12) as usize != std::mem::size_of::<K>() || word(16) as usize != std::mem::size_of::<C>() {
+            return Err(bad("records of another key or count size"));
         }
         let records = u64::from_le_bytes(h[24..32].try_into().expect("8 bytes"));
-        let want = (HEADER as u64).checked_add(records.saturating_mul(record_size::<K, L>() as u64));
+        let want = (HEADER as u64).checked_add(records.saturating_mul(record_size::<K, C>() as u64));
         if want.and_then(|w| w.checked_add(8)) != Some(len) {
             return Err(bad("truncated or padded (length does not match the header)"));
         }
@@ -215,9 +257,9 @@ impl<K: Pod, const L: usize> RecordReader<K, L> {
     pub fn for_each_block(
         mut self,
         block: usize,
-        mut f: impl FnMut(&[(K, [u32; L])]) -> io::Result<()>,
+        mut f: impl FnMut(&[(K, C)]) -> io::Result<()>,
     ) -> io::Result<u64> {
-        let size = record_size::<K, L>();
+        let size = record_size::<K, C>();
         let block = block.max(1);
         let mut bytes = vec![0u8; block * size];
         let mut records = Vec::with_capacity(block);
@@ -231,7 +273,7 @@ impl<K: Pod, const L: usize> RecordReader<K, L> {
             records.clear();
             records.extend(buf.chunks_exact(size).map(|rec| {
                 let (k, c) = rec.split_at(std::mem::size_of::<K>());
-                (bytemuck::pod_read_unaligned::<K>(k), bytemuck::pod_read_unaligned::<[u32; L]>(c))
+                (bytemuck::pod_read_unaligned::<K>(k), bytemuck::pod_read_unaligned::<C>(c))
             }));
             f(&records)?;
             left -= n as u64;
@@ -253,8 +295,9 @@ impl<K: Pod, const L: usize> RecordReader<K, L> {
 mod tests {
     use super::*;
 
+    /// A fresh directory under the build's target directory (tests leave nothing in /tmp).
     fn dir() -> PathBuf {
-        let d = std::env::temp_dir().join(format!(
+        let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch").join(format!(
             "frontier-spill-{}-{:?}",
             std::process::id(),
             std::thread::current().id()
@@ -267,13 +310,15 @@ mod tests {
     fn roundtrip_and_corruption() {
         let d = dir();
         let p = d.join("a.rec");
-        let mut w = RecordWriter::<u64, 3>::create(&p, 100).unwrap();
+        let mut w = RecordWriter::<u64, [u32; 3]>::create(&p, 100).unwrap();
         for i in 0..10_007u64 {
             w.push(&(i * 7), &[i as u32, 1, 2]).unwrap();
         }
-        let bytes = w.finish(true).unwrap();
-        assert_eq!(bytes, std::fs::metadata(&p).unwrap().len());
-        let r = RecordReader::<u64, 3>::open(&p).unwrap();
+        let written = w.finish(true).unwrap();
+        assert_eq!(written.bytes, std::fs::metadata(&p).unwrap().len());
+        assert_eq!(written.records, 10_007);
+        assert_eq!(stored_checksum(&p).unwrap(), written.checksum);
+        let r = RecordReader::<u64, [u32; 3]>::open(&p).unwrap();
         assert_eq!(r.records(), 10_007);
         let mut seen = 0u64;
         r.for_each_block(1000, |recs| {
@@ -286,19 +331,19 @@ mod tests {
         .unwrap();
         assert_eq!(seen, 10_007);
         // Wrong key size.
-        assert!(RecordReader::<u32, 3>::open(&p).is_err());
+        assert!(RecordReader::<u32, [u32; 3]>::open(&p).is_err());
         // A flipped byte: the checksum catches it.
         let mut raw = std::fs::read(&p).unwrap();
         raw[5000] ^= 1;
         std::fs::write(&p, &raw).unwrap();
-        let e = RecordReader::<u64, 3>::open(&p).unwrap().for_each_block(64, |_| Ok(())).unwrap_err();
+        let e = RecordReader::<u64, [u32; 3]>::open(&p).unwrap().for_each_block(64, |_| Ok(())).unwrap_err();
         assert!(e.to_string().contains("checksum") && e.to_string().contains("a.rec"), "{e}");
         // Truncated.
         std::fs::write(&p, &raw[..raw.len() - 3]).unwrap();
-        let e = RecordReader::<u64, 3>::open(&p).unwrap_err();
+        let e = RecordReader::<u64, [u32; 3]>::open(&p).unwrap_err();
         assert!(e.to_string().contains("truncated"), "{e}");
         std::fs::write(&p, b"hello").unwrap();
-        assert!(RecordReader::<u64, 3>::open(&p).is_err());
+        assert!(RecordReader::<u64, [u32; 3]>::open(&p).is_err());
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

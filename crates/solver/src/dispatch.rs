@@ -1,6 +1,6 @@
 //! Runs the search kernels compiled for the rules' instruction set.
 //!
-//! Each kernel of [`crate::search`] is `#[inline(always)]` and generic over the rules; here it
+//! Each kernel of [`crate::kernels`] is `#[inline(always)]` and generic over the rules; here it
 //! is instantiated twice: as is (portable) and inside a `#[target_feature]` function, so that
 //! the SIMD helpers of an AVX2 backend inline into it. The choice is made once per task (a
 //! chunk or a shard), never per board.
@@ -8,10 +8,9 @@
 use frontier::{CountSet, Frontier};
 use state::{Level, Rules};
 
-use crate::disk::{self, Piece};
-use crate::search::{self, Chunk};
+use crate::home::Outbox;
+use crate::kernels::{self, Chunk};
 use crate::weights::Weights;
-use state::Counts;
 
 macro_rules! kernel {
     ($module:ident::$name:ident as $pub_name:ident, $avx2:ident, <$($g:ident: $gb:path),*> ($r:ident: $rty:ty $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)?) => {
@@ -35,10 +34,8 @@ macro_rules! kernel {
     };
 }
 
-kernel!(search::expand as expand, expand_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>, shard_bits: u32, fanout: f64, count_boards: bool));
-kernel!(search::insert as insert, insert_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, chunks: &[Chunk<R::Key, W::Sum>], s: usize, set: &mut CountSet<R::Key, W::Count>));
-kernel!(search::direct as direct, direct_avx2, <W: Weights, S: search::Sink<R::Key, W::Count>> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>, set: &mut S, batch: &mut search::Batch<R::Key, W::Count>, count_boards: bool) -> usize);
-kernel!(search::last_two as last_two, last_two_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>));
-kernel!(search::last as last, last_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>));
-kernel!(disk::expand_piece as disk_expand, disk_expand_avx2, <> (rules: &R, positions: &[(R::Key, Counts)], bits: u32, p: &mut Piece<R::Key>));
-kernel!(disk::last_block as disk_last, disk_last_avx2, <> (rules: &R, positions: &[(R::Key, Counts)]) -> Counts);
+kernel!(kernels::expand as expand, expand_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>, shard_bits: u32, fanout: f64, count_boards: bool));
+kernel!(kernels::insert as insert, insert_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, chunks: &[Chunk<R::Key, W::Sum>], s: usize, set: &mut CountSet<R::Key, W::Count>, outbox: Option<&Outbox<R::Key, W::Count>>));
+kernel!(kernels::direct as direct, direct_avx2, <W: Weights, S: kernels::Sink<R::Key, W::Count>> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>, set: &mut S, batch: &mut kernels::Batch<R::Key, W::Count>, count_boards: bool) -> usize);
+kernel!(kernels::last_two as last_two, last_two_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>));
+kernel!(kernels::last as last, last_avx2, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>));

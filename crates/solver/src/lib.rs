@@ -26,18 +26,23 @@
 //! ```
 #![deny(missing_docs)]
 
-mod disk;
+mod budget;
+mod checkpoint;
 mod dispatch;
+mod driver;
+mod home;
 mod input;
+mod kernels;
 mod lockstep;
-mod search;
+mod stats;
 mod weights;
 
 pub mod cli;
 
+pub use budget::default_memory_limit;
 pub use input::{parse, InputError, Problem};
-use search::Observer;
-pub use search::{peak_memory, DepthStats};
+use stats::Observer;
+pub use stats::{peak_memory, DepthStats};
 
 pub use state::{Board, Level, Shape};
 
@@ -62,40 +67,35 @@ pub struct Options {
     /// Also compute the answer at every depth `0..=depth`.
     pub all_depths: bool,
     /// Count the distinct boards at every depth ([`DepthStats::boards`]): keeps a set of the
-    /// full boards and generates the last depth instead of summing it directly. In memory
-    /// only (ignored when the frontier is on disk).
+    /// full boards and generates the last depth instead of summing it directly.
     pub count_boards: bool,
-    /// Bytes of memory the frontier may take: the search runs in memory while the next depth
-    /// fits, then moves its frontier to disk, in hash partitions small enough that the work
-    /// fits. `None`: a quarter of the physical memory ([`default_memory_limit`]).
+    /// Bytes of memory the frontier may take. The frontier is a set of hash partitions: while
+    /// a depth fits, it is one partition in memory; past the limit, as many partitions stay
+    /// in memory as fit and the others go to disk (in the work directory), each small enough
+    /// to be merged within the limit. `None`: a quarter of the physical memory
+    /// ([`default_memory_limit`]).
     pub memory_limit: Option<u64>,
-    /// Where the on-disk frontier's scratch files go (a fresh directory inside it, removed at
-    /// the end); the system's temporary directory by default.
+    /// The directory in which a run makes its scratch directory for partitions on disk (made
+    /// only when one goes to disk, removed at the end; a killed run's is removed by the next
+    /// run in the same directory). The system's temporary directory by default. It does not
+    /// put the frontier on disk by itself: the memory limit decides that.
     pub work_dir: Option<std::path::PathBuf>,
-    /// Save every depth's frontier in this directory, atomically, so that a killed run can be
-    /// resumed. Implies a disk frontier.
+    /// Save every depth's frontier in this directory (new or empty: it becomes the run's
+    /// own), atomically, so that a killed run can be resumed. The frontier's home does not
+    /// change: partitions in memory are written out as well.
     pub checkpoint: Option<std::path::PathBuf>,
-    /// Continue the run checkpointed in this directory (same board, depth and version).
+    /// Continue the run checkpointed in this directory (same board, depth, counting and
+    /// version), and go on checkpointing into it.
     pub resume: Option<std::path::PathBuf>,
 }
 
-impl Options {
-    /// True when the frontier lives on disk from the start (to checkpoint it or resume it).
-    pub fn on_disk(&self) -> bool {
-        self.checkpoint.is_some() || self.resume.is_some()
-    }
-}
-
-/// The memory limit when none is given: a quarter of the
-/// physical memory (Linux), else 1 GiB.
-pub fn default_memory_limit() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map_or(1 << 30, |kb| kb * 1024 / 4)
+/// Where a finished run's checkpoint is and how large.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SavedCheckpoint {
+    /// Its directory.
+    pub dir: std::path::PathBuf,
+    /// Bytes it takes on disk.
+    pub bytes: u64,
 }
 
 /// The result of [`solve`].
@@ -111,12 +111,16 @@ pub struct Answer {
     pub backend: Level,
     /// Which rules ran: `ring3`, `grid-u32`, `grid-u64`, `grid-u128` or `grid-u192`.
     pub path: &'static str,
+    /// With [`Options::checkpoint`] or [`Options::resume`]: the checkpoint, complete.
+    pub checkpoint: Option<SavedCheckpoint>,
 }
 
 /// Solves `board` at `depth`.
 ///
 /// # Errors
-/// When the requested backend is not available on this CPU, or the thread pool cannot start.
+/// When the requested backend is not available on this CPU, the thread pool cannot start, a
+/// checkpoint is refused (a directory not empty, another problem's), or a file of the frontier
+/// on disk cannot be written or read back intact.
 pub fn solve(board: &Board, depth: u32, options: &Options) -> anyhow::Result<Answer> {
     solve_observed(board, depth, options, &mut |_| ())
 }
@@ -186,20 +190,10 @@ fn with_rules<R: Rules>(
     path: &'static str,
     observe: &mut Observer<'_>,
 ) -> anyhow::Result<Answer> {
-    let config = search::RunConfig {
-        all_depths: options.all_depths,
-        count_boards: options.count_boards && !options.on_disk(),
-        // In memory until the next depth would pass the memory limit; then on disk.
-        spill: match (options.on_disk(), options.memory_limit) {
-            (true, _) => search::Spill::Never,
-            (false, Some(limit)) => search::Spill::At(limit),
-            (false, None) => search::Spill::AtDefault,
-        },
-    };
     let outcome = if options.no_symmetry {
-        run_rules(&NoSymmetry(rules), path, board, depth, options, config, observe)?
+        run_rules(&NoSymmetry(rules), path, board, depth, options, observe)?
     } else {
-        run_rules(rules, path, board, depth, options, config, observe)?
+        run_rules(rules, path, board, depth, options, observe)?
     };
     Ok(Answer {
         answer: state::fold_lanes(&outcome.total),
@@ -207,64 +201,75 @@ fn with_rules<R: Rules>(
         stats: outcome.stats,
         backend: rules.level(),
         path,
+        checkpoint: outcome.checkpoint.map(|(dir, bytes)| SavedCheckpoint { dir, bytes }),
     })
 }
 
-/// Runs one search: on disk when asked, else in memory, handing over to disk when the
-/// frontier outgrows the memory limit.
+/// Runs one search, with orbit masses when every symmetry fixes the start (see `weights`).
 fn run_rules<R: Rules>(
     rules: &R,
     path: &'static str,
     board: &Board,
     depth: u32,
     options: &Options,
-    config: search::RunConfig,
     observe: &mut Observer<'_>,
-) -> anyhow::Result<search::Outcome> {
-    // Built only for a disk search: the default limit reads /proc.
-    let job = |config| disk::Job {
-        rules,
-        path,
-        board,
-        depth,
-        config,
-        disk: disk::DiskConfig {
-            memory_limit: options.memory_limit.unwrap_or_else(default_memory_limit),
-            work_dir: options.work_dir.clone(),
-            checkpoint: options.checkpoint.clone(),
-            resume: options.resume.clone(),
-        },
-    };
-    if options.on_disk() {
-        return disk::run(&job(config), observe);
-    }
-    // A start that every symmetry fixes needs one count a position (see `weights`).
+) -> anyhow::Result<driver::Outcome> {
     let orbits = weights::Orbits::of(rules, rules.pack(board.cells())).filter(|_| !options.lanes);
     match orbits {
-        Some(orbits) => in_memory(search::Search::new(rules, orbits), board, depth, config, observe, job),
-        None => in_memory(search::Search::new(rules, weights::Lanes), board, depth, config, observe, job),
+        Some(orbits) => run_weighted(rules, orbits, "orbits", path, board, depth, options, observe),
+        None => run_weighted(rules, weights::Lanes, "lanes", path, board, depth, options, observe),
     }
 }
 
-/// Runs `search` in memory, and hands its frontier to the disk search if it outgrows the
-/// memory limit.
-fn in_memory<'r, R: Rules, W: weights::Weights>(
-    mut search: search::Search<'r, R, W>,
+/// Runs one search counted by `weights`: opens the checkpoint (new, or resumed), then the
+/// driver.
+#[allow(clippy::too_many_arguments)]
+fn run_weighted<R: Rules, W: weights::Weights>(
+    rules: &R,
+    weights: W,
+    counting: &str,
+    path: &'static str,
     board: &Board,
     depth: u32,
-    config: search::RunConfig,
+    options: &Options,
     observe: &mut Observer<'_>,
-    job: impl Fn(search::RunConfig) -> disk::Job<'r, R>,
-) -> anyhow::Result<search::Outcome> {
-    let outcome = search.run(board.cells(), depth, config, observe);
-    match outcome.handover {
-        None => Ok(outcome),
-        Some(reached) => {
-            let config = search::RunConfig { count_boards: false, spill: search::Spill::Never, ..config };
-            let growth = search.growth();
-            disk::run_from_memory(&job(config), observe, search.into_frontier(), reached, growth, outcome)
+) -> anyhow::Result<driver::Outcome> {
+    let config = driver::RunConfig { all_depths: options.all_depths, count_boards: options.count_boards };
+    let shape = board.shape();
+    let identity = checkpoint::Identity {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        path: path.to_string(),
+        weights: if options.no_symmetry { format!("{counting}, no symmetry") } else { counting.to_string() },
+        record: (std::mem::size_of::<R::Key>(), std::mem::size_of::<W::Count>()),
+        shape: (shape.rows(), shape.cols()),
+        cells: board.cells().to_vec(),
+        target: depth,
+    };
+    let mut storage = driver::Storage { work_dir: options.work_dir.clone(), ..driver::Storage::default() };
+    let mut resume = None;
+    match (&options.checkpoint, &options.resume) {
+        (Some(c), Some(r)) if c != r => anyhow::bail!(
+            "--checkpoint {} and --resume {}: a resumed run goes on checkpointing into the directory it resumes; give --resume alone",
+            c.display(),
+            r.display()
+        ),
+        (_, Some(dir)) => {
+            if options.all_depths {
+                anyhow::bail!("--all-depths cannot be combined with --resume (the answers of the depths before the checkpoint are not saved)");
+            }
+            let (ck, manifest) = checkpoint::Checkpoint::resume(dir, &identity)?;
+            storage.checkpoint = Some(ck);
+            resume = Some(manifest);
         }
+        (Some(dir), None) => storage.checkpoint = Some(checkpoint::Checkpoint::create(dir)?),
+        (None, None) => {}
     }
+    if storage.checkpoint.is_some() {
+        storage.identity = Some(identity);
+    }
+    let budget = budget::Budget::new(options.memory_limit);
+    let mut search = driver::Search::new(rules, weights, budget, storage);
+    search.run(board.cells(), depth, config, resume, observe)
 }
 
 /// The rules of `R` with every board its own canonical form: counts stay in lane 0.

@@ -50,10 +50,6 @@ pub(crate) trait Weights: Copy + Send + Sync {
 
     /// The distinct boards a stored position `c` with counts `n` stands for.
     fn boards<R: Rules>(&self, rules: &R, c: R::Key, n: &Self::Count) -> u64;
-
-    /// The same paths as 8 lanes ([`Lanes`]' form), for a search that goes on without
-    /// symmetry of the start (the disk search).
-    fn lanes<R: Rules>(&self, rules: &R, c: R::Key, n: &Self::Count) -> Counts;
 }
 
 /// 8 path counts a position, one per symmetry: any start.
@@ -92,10 +88,6 @@ impl Weights for Lanes {
 
     fn boards<R: Rules>(&self, rules: &R, c: R::Key, n: &Counts) -> u64 {
         rules.boards(c, n).into()
-    }
-
-    fn lanes<R: Rules>(&self, _rules: &R, _c: R::Key, n: &Counts) -> Counts {
-        *n
     }
 }
 
@@ -167,13 +159,5 @@ impl Weights for Orbits {
         } else {
             self.orbit(rules, c).0
         }
-    }
-
-    fn lanes<R: Rules>(&self, rules: &R, c: R::Key, n: &u64) -> Counts {
-        // Every board of the orbit is reached by mass / orbit size paths (exact: the mass is
-        // that many times the orbit size); one lane per distinct board carries them.
-        let (size, first) = self.orbit(rules, c);
-        let each = (n >> size.trailing_zeros()) as u32;
-        std::array::from_fn(|g| if first[g] { each } else { 0 })
     }
 }

@@ -1,0 +1,983 @@
+//! The per-depth driver: one breadth-first pass a depth over canonical positions, generic over
+//! [`Rules`] and [`Weights`], whatever home each partition of the frontier lives in.
+//!
+//! A depth's frontier is a set of hash partitions ([`crate::budget`]). The partitions the
+//! budget keeps in memory are one [`Frontier`] (the *memory home*, `cur`); the others live on
+//! disk ([`crate::home`]). One depth, from the current frontier to the next:
+//!
+//! 1. **Plan.** The budget says how many partitions the next depth has and which stay in
+//!    memory, from the limit and what the last depth measured. While everything fits there is
+//!    one partition, in memory, and nothing below touches a file.
+//! 2. **Expand every source.** The memory home first, then each partition on disk, loaded in
+//!    turn into `cur` (its files read into a set): the same kernels ([`crate::kernels`]) run on
+//!    each. Successors of partitions kept in memory go into the next memory home (`next`);
+//!    the others go to the depth's [`Outbox`] (a file a partition).
+//! 3. **Merge.** Each partition on disk is merged into a set (one a worker), counted, and
+//!    written as one file of distinct positions.
+//!
+//! Within a source, a depth runs one of four ways, all with the same results:
+//! * **direct** (one thread, or a frontier too small to share out, [`PARALLEL_MIN`]): each
+//!   successor goes straight into one set, its slot prefetched a batch ahead;
+//! * **shared** (several threads, positions with one count, keys of one atomic word, the whole
+//!   frontier in memory): every thread runs `direct` into one lock-free
+//!   [`frontier::SharedSet`];
+//! * **lockstep** (several threads, a next frontier that fits the caches): expand and insert in
+//!   one pool call ([`crate::lockstep`]);
+//! * **blocks** (otherwise): chunks expanded into records bucketed by the next frontier's
+//!   shard, then each shard filled from every chunk's bucket, a block of chunks at a time.
+//!
+//! At the last depth nothing is generated: each position adds its counts times the summed
+//! hashes of its successors ([`Rules::successor_hashes`]); on rules with cheap successor
+//! hashes, the last two depths are one pass. Chunks, shards and partitions depend only on the
+//! data, and wrapping sums commute, so the answer (and every statistic) is the same for any
+//! number of threads and wherever the partitions live (a shared fill's table order may depend
+//! on the threads' timing; no result does).
+
+use std::path::PathBuf;
+use std::sync::{Mutex, RwLock};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use frontier::{CountSet, Frontier, Slot, Tally};
+use rayon::prelude::*;
+use state::{Counts, PackedKey, Rules};
+
+use crate::budget::{Budget, Need, Plan};
+use crate::checkpoint::{Checkpoint, Identity, Manifest};
+use crate::dispatch;
+use crate::home::{self, Away, Diverted, Outbox, Part, Scratch};
+use crate::kernels::{add, own_hash, Batch, Chunk, Routed};
+use crate::lockstep;
+use crate::stats::{peak_memory, DepthStats, Observer};
+use crate::weights::Weights;
+
+/// Slots of the current frontier expanded by one task (in the inline layout, a quarter to a
+/// half of them hold positions; in the dense one, all).
+const CHUNK_SLOTS: usize = 1 << 13;
+
+/// Chunks expanded before their records are inserted, in memory (on a frontier partly on disk,
+/// the budget bounds the records in flight).
+const BLOCK_CHUNKS: usize = 1 << 20;
+
+/// Where a run keeps what is not in memory, and what it saves.
+#[derive(Debug, Default)]
+pub(crate) struct Storage {
+    /// The parent of the scratch directory ([`Scratch`]; the system's temporary directory by
+    /// default).
+    pub work_dir: Option<PathBuf>,
+    /// The scratch directory, made when a partition first goes to disk.
+    pub scratch: Option<Scratch>,
+    /// The checkpoint, when every depth is saved.
+    pub checkpoint: Option<Checkpoint>,
+    /// What a checkpoint must match.
+    pub identity: Option<Identity>,
+}
+
+impl Storage {
+    /// The directory for the files of a partition of `depth` on disk: the checkpoint's depth
+    /// directory, else one in the scratch directory.
+    fn depth_dir(&mut self, depth: u32) -> Result<PathBuf> {
+        if let Some(ck) = &self.checkpoint {
+            return Ok(ck.depth_dir(depth)?);
+        }
+        let dir = self.scratch()?.join(format!("depth-{depth}"));
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(dir)
+    }
+
+    /// The scratch directory (made on first use).
+    fn scratch(&mut self) -> Result<PathBuf> {
+        if self.scratch.is_none() {
+            self.scratch = Some(Scratch::create(self.work_dir.as_deref())?);
+        }
+        Ok(self.scratch.as_ref().expect("made above").dir().to_path_buf())
+    }
+}
+
+/// The search state: the current source and the next memory home, the partitions on disk, the
+/// chunk buffers, reused from depth to depth.
+pub(crate) struct Search<'r, R: Rules, W: Weights> {
+    rules: &'r R,
+    weights: W,
+    /// The source being expanded: the current depth's memory home, then each of its
+    /// partitions on disk, loaded in turn.
+    cur: Frontier<R::Key, W::Count>,
+    /// The next depth's memory home.
+    next: Frontier<R::Key, W::Count>,
+    /// The current depth's partitions on disk.
+    away: Away,
+    /// Σ counts × hashes over `away` (computed as they were merged, for `--all-depths`).
+    away_sum: W::Sum,
+    /// Distinct boards `away` stands for (with board counting).
+    away_boards: u64,
+    /// The partition bits of the current depth.
+    bits: u32,
+    chunks: Vec<Chunk<R::Key, W::Sum>>,
+    /// [`crate::kernels::direct`]'s batches, one a worker thread, kept from chunk to chunk
+    /// and depth to depth: a fresh one a chunk was a heap allocation each time, which musl's
+    /// allocator maps and unmaps (on several threads, a TLB flush of the others).
+    batches: Vec<Mutex<Batch<R::Key, W::Count>>>,
+    /// Sets that merge partitions on disk, one a worker, kept from depth to depth.
+    merge_sets: Vec<Mutex<CountSet<R::Key, W::Count>>>,
+    /// Positions of the last depth per position of the one before: sizes the next tables.
+    growth: f64,
+    /// Records (successors stored) per position at the last depth: sizes the buckets.
+    fanout: f64,
+    /// Seconds of the last step's expand and insert phases.
+    phase_seconds: [f64; 2],
+    /// Count distinct boards at every depth (costs a set of the full boards and a full last
+    /// depth).
+    count_boards: bool,
+    /// With board counting: the full boards reached at the current depth.
+    ended: CountSet<R::Key, W::Count>,
+    budget: Budget,
+    storage: Storage,
+    /// Bytes read and written by the current depth.
+    io: (u64, u64),
+}
+
+/// What a run computes besides the answer.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RunConfig {
+    /// The answer at every depth.
+    pub all_depths: bool,
+    /// Distinct boards at every depth.
+    pub count_boards: bool,
+}
+
+/// Where a search is: the depths done and what they found, the peak memory as last read.
+struct Progress {
+    done: u32,
+    out: Outcome,
+    peak: u64,
+    peak_read: Option<Instant>,
+}
+
+/// The result of a search.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Outcome {
+    /// Per-lane sums of every path's final hash.
+    pub total: Counts,
+    /// `answers[d]`: the answer for depth `d`, when all depths were asked for.
+    pub answers: Vec<u32>,
+    /// Per-depth statistics, depth 0 first (from the checkpoint's depth on, when resumed).
+    pub stats: Vec<DepthStats>,
+    /// Where the checkpoint is and the bytes it takes, when saved.
+    pub checkpoint: Option<(PathBuf, u64)>,
+}
+
+/// How the next frontier is filled from one source.
+#[derive(Clone, Copy, Debug)]
+struct Mode {
+    parallel: bool,
+    shared: bool,
+    lockstep: bool,
+    shard_bits: u32,
+    threads: usize,
+    /// Keys expected in each shard of the next memory home.
+    expect: usize,
+}
+
+impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
+    pub(crate) fn new(rules: &'r R, weights: W, budget: Budget, storage: Storage) -> Self {
+        Search {
+            rules,
+            weights,
+            cur: Frontier::new(0),
+            next: Frontier::new(0),
+            away: Away::default(),
+            away_sum: W::Sum::zero(),
+            away_boards: 0,
+            bits: 0,
+            chunks: Vec::new(),
+            batches: Vec::new(),
+            merge_sets: Vec::new(),
+            growth: 4.0,
+            fanout: 8.0,
+            phase_seconds: [0.0; 2],
+            count_boards: false,
+            ended: CountSet::new(0),
+            budget,
+            storage,
+            io: (0, 0),
+        }
+    }
+
+    /// Every path of `depth` moves (fewer when the board fills) from `start`, or from the
+    /// checkpoint `resume` holds; `observe` sees each depth's statistics as soon as the depth
+    /// is done.
+    pub(crate) fn run(
+        &mut self,
+        start: &[u8],
+        depth: u32,
+        config: RunConfig,
+        resume: Option<Manifest>,
+        observe: &mut Observer<'_>,
+    ) -> Result<Outcome> {
+        let result = self.run_inner(start, depth, config, resume, observe);
+        if result.is_err() {
+            if let Some(ck) = &self.storage.checkpoint {
+                ck.discard_uncommitted();
+            }
+        }
+        result
+    }
+
+    fn run_inner(
+        &mut self,
+        start: &[u8],
+        depth: u32,
+        config: RunConfig,
+        resume: Option<Manifest>,
+        observe: &mut Observer<'_>,
+    ) -> Result<Outcome> {
+        let (rules, weights) = (self.rules, self.weights);
+        self.count_boards = config.count_boards;
+        let mut out = Outcome::default();
+        let done = match resume {
+            Some(m) => {
+                out.total = m.total;
+                self.growth = m.growth;
+                self.bits = m.bits;
+                self.away = Away { parts: m.parts };
+                m.depth
+            }
+            None => {
+                let t0 = Instant::now();
+                let s = rules.pack(start);
+                let mut ended = [0u32; 8];
+                let mut first = DepthStats { depth: 0, records: 1, ..DepthStats::default() };
+                if depth == 0 || rules.is_full(s) {
+                    ended = own_hash(rules, s);
+                    first.ended_paths = u32::from(rules.is_full(s));
+                } else {
+                    let (c, t) = rules.canonical(s);
+                    self.cur.reset(0, 1);
+                    self.cur.shard_mut(0).insert(c, &weights.start(rules, t));
+                }
+                first.states = self.cur.len() as u64;
+                first.boards = config.count_boards.then_some(1);
+                first.ended = state::fold_lanes(&ended);
+                add(&mut out.total, &ended);
+                if config.all_depths {
+                    let mut v = ended;
+                    if !self.cur.is_empty() {
+                        let here = self.frontier_hashes();
+                        add(&mut v, &self.as_lanes(&here));
+                    }
+                    out.answers.push(state::fold_lanes(&v));
+                }
+                self.commit(0, depth, &out.total)?;
+                first.seconds = t0.elapsed().as_secs_f64();
+                observe(&first);
+                out.stats.push(first);
+                0
+            }
+        };
+        let mut progress = Progress { done, out, peak: 0, peak_read: None };
+        self.depths(&mut progress, depth, config, observe)?;
+        let mut out = progress.out;
+        if config.all_depths {
+            // The board filled before `depth`: later depths add nothing.
+            let last = *out.answers.last().expect("depth 0 is always answered");
+            out.answers.resize(depth as usize + 1, last);
+        }
+        if self.storage.checkpoint.is_some() && progress.done < depth {
+            // Every path ended before `depth`: the checkpoint says the run is complete.
+            self.cur.reset(0, 0);
+            self.away = Away::default();
+            self.commit(depth, depth, &out.total)?;
+        }
+        out.checkpoint = self.storage.checkpoint.as_ref().map(|c| (c.dir().to_path_buf(), c.bytes()));
+        Ok(out)
+    }
+
+    /// Positions of the current depth, in every home.
+    fn depth_states(&self) -> u64 {
+        self.cur.len() as u64 + self.away.states()
+    }
+
+    /// With a checkpoint: saves the current frontier (memory home and partitions on disk) as
+    /// depth `d` of a run to `target`, with the ended paths' sum `total`.
+    fn commit(&mut self, d: u32, target: u32, total: &Counts) -> Result<()> {
+        let Some(ck) = &mut self.storage.checkpoint else { return Ok(()) };
+        let dir = ck.depth_dir(d)?;
+        let mut parts = home::write_home(&self.cur, self.bits, &dir, true)?;
+        self.io.1 += parts.iter().map(|p| p.bytes).sum::<u64>();
+        parts.extend(self.away.parts.iter().cloned());
+        parts.sort_by_key(|p| p.index);
+        let id = self.storage.identity.clone().expect("a checkpoint has an identity");
+        let m = Manifest {
+            id: Identity { target, ..id },
+            depth: d,
+            total: *total,
+            bits: self.bits,
+            growth: self.growth,
+            parts,
+        };
+        ck.commit(&m)?;
+        Ok(())
+    }
+
+    /// The depths after `p.done`, up to `depth`.
+    fn depths(
+        &mut self,
+        p: &mut Progress,
+        depth: u32,
+        config: RunConfig,
+        observe: &mut Observer<'_>,
+    ) -> Result<()> {
+        // Reading /proc costs tens of microseconds, a good share of a small search: the peak is
+        // read only after depths that took over a millisecond (it cannot have moved much in
+        // the others), at most once in `PEAK_EVERY`, so a search that quick reports none.
+        while p.done < depth && self.depth_states() > 0 {
+            if self.parallel() && rayon::current_thread_index().is_none() {
+                // The rest runs on a pool thread, which then takes part in every parallel
+                // phase itself: each wakes one thread fewer than a call from outside the pool
+                // (small searches never get here, nor start the pool).
+                return rayon::scope(|_| self.depths(p, depth, config, observe));
+            }
+            let d = p.done;
+            self.io = (0, 0);
+            if R::CHEAP_SUCCESSOR_HASHES && d + 2 == depth && !self.count_boards && !config.all_depths {
+                // The last two depths in one pass: nothing stored.
+                for (mut stats, sum) in self.last_two(d)? {
+                    add(&mut p.out.total, &self.as_lanes(&sum));
+                    stats.ended = self.weights.answer(&sum);
+                    stats.peak_memory = p.peak;
+                    stats.bytes_read = std::mem::take(&mut self.io.0);
+                    p.done = stats.depth;
+                    if p.done == depth {
+                        self.cur.reset(0, 0);
+                        self.away = Away::default();
+                        self.commit(depth, depth, &p.out.total)?;
+                    }
+                    observe(&stats);
+                    p.out.stats.push(stats);
+                }
+                break;
+            }
+            let last = d + 1 == depth;
+            let d = d + 1;
+            p.done = d;
+            let t = Instant::now();
+            let mut stats = DepthStats { depth: d, ..DepthStats::default() };
+            let ended = if last && !self.count_boards {
+                let ended = self.last_depth()?;
+                self.cur.reset(0, 0);
+                self.away = Away::default();
+                ended
+            } else {
+                let (mut ended, states, records) = self.step(&mut stats)?;
+                stats.states = states;
+                stats.records = records;
+                if last {
+                    // Counting boards: the last depth was generated; its positions end here.
+                    ended = ended.merge(self.frontier_hashes());
+                    self.cur.reset(0, 0);
+                    self.away = Away::default();
+                }
+                ended
+            };
+            let ended = self.as_lanes(&ended);
+            add(&mut p.out.total, &ended);
+            if config.all_depths {
+                let here = if last { W::Sum::zero() } else { self.frontier_hashes() };
+                let mut v = p.out.total;
+                add(&mut v, &self.as_lanes(&here));
+                p.out.answers.push(state::fold_lanes(&v));
+            }
+            self.commit(d, depth, &p.out.total)?;
+            stats.ended = state::fold_lanes(&ended);
+            stats.seconds = t.elapsed().as_secs_f64();
+            stats.expand_seconds = self.phase_seconds[0];
+            stats.insert_seconds = self.phase_seconds[1];
+            (stats.bytes_read, stats.bytes_written) = self.io;
+            if stats.seconds > 1e-3 && p.peak_read.is_none_or(|r| r.elapsed() >= PEAK_EVERY) {
+                p.peak = peak_memory();
+                p.peak_read = Some(Instant::now());
+            }
+            stats.peak_memory = p.peak;
+            observe(&stats);
+            p.out.stats.push(stats);
+        }
+        Ok(())
+    }
+
+    /// A sum of ended paths as lanes whose folded sum is its answer.
+    fn as_lanes(&self, sum: &W::Sum) -> Counts {
+        let mut lanes = [0; 8];
+        lanes[0] = self.weights.answer(sum);
+        lanes
+    }
+
+    /// Lays the current frontier's tables out as chunks of at most [`CHUNK_SLOTS`] slots, cut
+    /// also at every `1/shares` of the slots (of the positions, in the dense layout; about so
+    /// in the inline one): a pass spread over `shares` threads then has that many chunks at
+    /// least, of even sizes, however small the frontier.
+    fn plan_chunks(&mut self, shares: usize) {
+        let total: usize = self.cur.shards().iter().filter(|s| !s.is_empty()).map(|s| s.slots().len()).sum();
+        let cut = |t: usize| total * t / shares;
+        let (mut n, mut base, mut share) = (0, 0, 1);
+        for (shard, set) in self.cur.shards().iter().enumerate() {
+            if set.is_empty() {
+                continue;
+            }
+            let len = set.slots().len();
+            let mut start = 0;
+            while start < len {
+                // The next cut past `start` (`cut(shares)` is `total`, past every slot).
+                while cut(share) <= base + start {
+                    share += 1;
+                }
+                let end = len.min(start + CHUNK_SLOTS).min(cut(share) - base);
+                if n == self.chunks.len() {
+                    self.chunks.push(Chunk::new());
+                }
+                let c = &mut self.chunks[n];
+                (c.shard, c.start, c.end) = (shard, start, end);
+                n += 1;
+                start = end;
+            }
+            base += len;
+        }
+        self.chunks.truncate(n);
+    }
+
+    /// Calls `f` on every source of the current depth in turn, in `cur`: the memory home, then
+    /// each partition on disk, loaded (the partitions stay on disk until the depth is done).
+    fn for_each_source(&mut self, mut f: impl FnMut(&mut Self) -> Result<()>) -> Result<()> {
+        if !self.cur.is_empty() {
+            f(self)?;
+        }
+        let away = std::mem::take(&mut self.away);
+        for part in &away.parts {
+            self.cur.reset(0, part.states as usize);
+            self.io.0 += home::load(part, self.cur.shard_mut(0))?;
+            f(self)?;
+        }
+        self.away = away;
+        Ok(())
+    }
+
+    /// The sum over the current frontier (every home) of counts times hashes.
+    fn frontier_hashes(&mut self) -> W::Sum {
+        let parallel = self.parallel();
+        self.plan_pass(parallel);
+        let (rules, weights, cur) = (self.rules, self.weights, &self.cur);
+        for_each_mut(parallel, &mut self.chunks, |_, c| {
+            c.acc = W::Sum::zero();
+            for (_, k, n) in c.positions(cur) {
+                weights.end(&mut c.acc, n, &rules.hashes(k));
+            }
+        });
+        self.chunks.iter().fold(self.away_sum, |a, c| a.merge(c.acc))
+    }
+
+    /// Chunks for a pass over the current source: in one share a thread when `parallel`
+    /// (small frontiers, of a chunk or two, are then still spread), else in one.
+    fn plan_pass(&mut self, parallel: bool) {
+        self.plan_chunks(if parallel { rayon::current_num_threads() } else { 1 });
+    }
+
+    /// True when the current depth is worth spreading over the thread pool.
+    fn parallel(&self) -> bool {
+        let min = if Self::SHARED { PARALLEL_MIN_SHARED } else { PARALLEL_MIN };
+        self.depth_states() >= min as u64 && rayon::current_num_threads() > 1
+    }
+
+    /// True when a parallel depth has every thread fill one shared set: positions with one
+    /// mass ([`Weights::SHARED_FILL`]) in sets the threads can share (keys of one atomic word,
+    /// up to 21 cells). Else it goes through records and shards.
+    const SHARED: bool = W::SHARED_FILL && CountSet::<R::Key, W::Count>::SHAREABLE;
+
+    /// The last depth: every position's successors end their paths.
+    fn last_depth(&mut self) -> Result<W::Sum> {
+        let t = Instant::now();
+        let parallel = self.parallel();
+        let mut sum = W::Sum::zero();
+        self.for_each_source(|s| {
+            s.plan_pass(parallel);
+            let (rules, weights, cur) = (s.rules, s.weights, &s.cur);
+            for_each_mut(parallel, &mut s.chunks, |_, c| dispatch::last(rules, weights, cur, c));
+            sum = s.chunks.iter().fold(sum, |a, c| a.merge(c.acc));
+            Ok(())
+        })?;
+        // All expansion (summing successors), no insertion.
+        self.phase_seconds = [t.elapsed().as_secs_f64(), 0.0];
+        Ok(sum)
+    }
+
+    /// The last two depths at once (see [`crate::kernels::last_two`]): each one's statistics
+    /// and the hashes of the paths that end there. The pass's time goes to the first (all of
+    /// it expansion).
+    fn last_two(&mut self, done: u32) -> Result<[(DepthStats, W::Sum); 2]> {
+        let t = Instant::now();
+        let parallel = self.parallel();
+        let depth = done + 1;
+        let mut first = (DepthStats { depth, ..DepthStats::default() }, W::Sum::zero());
+        let mut second = (DepthStats { depth: depth + 1, ..DepthStats::default() }, W::Sum::zero());
+        self.for_each_source(|s| {
+            s.plan_pass(parallel);
+            let (rules, weights, cur) = (s.rules, s.weights, &s.cur);
+            for_each_mut(parallel, &mut s.chunks, |_, c| dispatch::last_two(rules, weights, cur, c));
+            for c in &s.chunks {
+                first.0.records += c.records as u64;
+                first.0.ended_paths = first.0.ended_paths.wrapping_add(c.ended_paths);
+                first.1 = first.1.merge(c.acc);
+                second.1 = second.1.merge(c.beyond);
+            }
+            Ok(())
+        })?;
+        first.0.seconds = t.elapsed().as_secs_f64();
+        first.0.expand_seconds = first.0.seconds;
+        Ok([first, second])
+    }
+
+    /// One depth that is not the last: returns the hashes of the paths that ended (full
+    /// boards), the number of positions of the next frontier and the records generated.
+    fn step(&mut self, stats: &mut DepthStats) -> Result<(W::Sum, u64, u64)> {
+        self.phase_seconds = [0.0; 2];
+        self.ended.clear_for(0);
+        let parallel = self.parallel();
+        let total = self.depth_states() as usize;
+        let position = position_bytes::<R::Key, W::Count>();
+        // (Asking rayon for its thread count starts the pool: only for a parallel depth.)
+        let threads = if parallel { rayon::current_num_threads() } else { 1 };
+        let plan = self.budget.plan(&Need {
+            states: total as u64,
+            growth: self.growth,
+            position_bytes: budget_position_bytes::<R::Key, W::Count>(),
+            resident_bytes: self.cur.bytes() as u64,
+            largest_away: self.away.largest(),
+            threads,
+        });
+        // One source into a next frontier wholly in memory: the in-memory engine as it is.
+        let single = !plan.spills() && self.away.is_empty();
+        // Threads fill one set at once where the counts are one word and the keys one atomic
+        // word (faster than records and shards at every size measured: each successor is
+        // written once, into its slot); else, in parallel, records go through shards (in
+        // lockstep while the next frontier fits the caches). A shared fill that overflows is
+        // redone, and a lockstep depth clears each shard as it fills it: both only where the
+        // depth has one source.
+        let shared = parallel && single && Self::SHARED;
+        let lockstep = parallel && single && !shared && fits_cache(total, position, threads);
+        let shard_bits = if parallel && !shared { shard_bits_for(total, position, threads) } else { 0 };
+        let resident = plan.resident as f64 / plan.parts() as f64;
+        let expect =
+            (total as f64 * self.growth * 1.2 * resident / (1u64 << shard_bits) as f64) as usize + 16;
+        let mode = Mode { parallel, shared, lockstep, shard_bits, threads, expect };
+        self.next.resize_shards(shard_bits);
+        if !lockstep {
+            // The one large set of a shared fill is cleared by all threads; shards by one each
+            // (in lockstep, by the thread that fills them).
+            for_each_mut(parallel, self.next.shards_mut(), |_, s| {
+                s.reset_with(shard_bits, expect, &PoolZeroer(shared))
+            });
+        }
+        let outbox = if plan.spills() {
+            let dir = self.storage.scratch()?.join(format!("spill-{}", stats.depth));
+            Some(Outbox::<R::Key, W::Count>::new(plan, dir)?)
+        } else {
+            None
+        };
+        let (mut ended, mut records) = (W::Sum::zero(), 0usize);
+        self.for_each_source(|s| {
+            let (e, r) = s.expand_source(&mode, &plan, outbox.as_ref(), &mut stats.ended_paths);
+            ended = ended.merge(e);
+            records += r;
+            Ok(())
+        })?;
+        let states_home = self.next.len() as u64;
+        // The partitions on disk: merged, counted, written as the next depth's files.
+        let t_merge = Instant::now();
+        let (away, away_sum, away_boards) = match outbox {
+            Some(outbox) => {
+                let (parts, written) = outbox.finish()?;
+                self.io.1 += written;
+                let dir = self.storage.depth_dir(stats.depth)?;
+                self.merge(parts, &dir)?
+            }
+            None => (Vec::new(), W::Sum::zero(), 0),
+        };
+        // The files of the depth just expanded are no longer needed (a checkpoint's are
+        // removed when the next depth is committed).
+        if self.storage.checkpoint.is_none() {
+            remove_parts(&self.away.parts)?;
+        }
+        self.phase_seconds[1] += t_merge.elapsed().as_secs_f64();
+        let away = Away { parts: away };
+        let states = states_home + away.states();
+        if self.count_boards {
+            let (rules, weights) = (self.rules, self.weights);
+            let count = |set: &CountSet<R::Key, W::Count>| -> u64 {
+                set.iter().map(|(k, n)| weights.boards(rules, k, n)).sum()
+            };
+            let stored: u64 = self.next.shards().par_iter().map(count).sum();
+            stats.boards = Some(stored + away_boards + count(&self.ended));
+        }
+        self.growth = states as f64 / total.max(1) as f64;
+        self.fanout = records as f64 / total.max(1) as f64;
+        std::mem::swap(&mut self.cur, &mut self.next);
+        (self.away, self.away_sum, self.away_boards, self.bits) = (away, away_sum, away_boards, plan.bits);
+        self.next.reset(0, 0);
+        if self.budget.must_evict(self.cur.bytes() as u64) {
+            // The estimate fell short: the memory home alone passes the limit; it goes to disk.
+            let dir = self.storage.depth_dir(stats.depth)?;
+            let written = home::write_home(&self.cur, self.bits, &dir, false)?;
+            self.io.1 += written.iter().map(|p| p.bytes).sum::<u64>();
+            self.away.parts.extend(written);
+            self.away.parts.sort_by_key(|p| p.index);
+            self.cur.reset(0, 0);
+        }
+        Ok((ended, states, records as u64))
+    }
+
+    /// Merges the partitions on disk `parts` (one a worker at a time), each into one file in
+    /// `dir`: the merged partitions, the sum of counts times hashes over them (with
+    /// `--all-depths`, or when boards are counted) and the boards they stand for.
+    fn merge(&mut self, parts: Vec<Part>, dir: &std::path::Path) -> Result<(Vec<Part>, W::Sum, u64)> {
+        let (rules, weights, count_boards) = (self.rules, self.weights, self.count_boards);
+        let workers = rayon::current_num_threads().min(parts.len()).max(1);
+        while self.merge_sets.len() < workers {
+            self.merge_sets.push(Mutex::new(CountSet::new(0)));
+        }
+        let sync = self.storage.checkpoint.is_some();
+        // Distinct positions per record sent, as at the last depth.
+        let distinct = (self.growth / self.fanout.max(1e-9)).clamp(0.01, 1.0);
+        let sets = &self.merge_sets;
+        let merged: Vec<Result<(Part, u64, u64, W::Sum, u64)>> = parts
+            .into_par_iter()
+            .map(|part| {
+                let mine = rayon::current_thread_index().unwrap_or(0) % sets.len();
+                let set = &mut *sets[mine].lock().unwrap_or_else(|e| e.into_inner());
+                let (mut sum, mut boards) = (W::Sum::zero(), 0u64);
+                let expect = (part.states as f64 * distinct * 1.1) as usize + 16;
+                let out = home::part_file(dir, part.index);
+                let m = home::merge(part, set, expect, &out, sync, |k, n| {
+                    weights.end(&mut sum, n, &rules.hashes(k));
+                    if count_boards {
+                        boards += weights.boards(rules, k, n);
+                    }
+                })?;
+                Ok((m.part, m.read, m.written, sum, boards))
+            })
+            .collect();
+        // The sets' memory goes back before the next depth (the budget counts them only while
+        // partitions are merged).
+        self.merge_sets.clear();
+        let (mut parts, mut sum, mut boards) = (Vec::new(), W::Sum::zero(), 0);
+        for m in merged {
+            let (part, read, written, s, b) = m?;
+            self.io.0 += read;
+            self.io.1 += written;
+            (sum, boards) = (sum.merge(s), boards + b);
+            if part.states > 0 {
+                parts.push(part);
+            } else {
+                remove_parts(std::slice::from_ref(&part))?;
+            }
+        }
+        Ok((parts, sum, boards))
+    }
+
+    /// Expands the source in `cur` into the next memory home (and `outbox`): returns the
+    /// hashes of the paths that ended on full boards and the records generated, adds the
+    /// paths ended to `ended_paths`.
+    fn expand_source(
+        &mut self,
+        mode: &Mode,
+        plan: &Plan,
+        outbox: Option<&Outbox<R::Key, W::Count>>,
+        ended_paths: &mut u32,
+    ) -> (W::Sum, usize) {
+        let Mode { parallel, shared, lockstep, shard_bits, threads, expect } = *mode;
+        let count_boards = self.count_boards;
+        self.plan_chunks(if lockstep { LOCKSTEP_SHARES * threads } else { 1 });
+        let (rules, weights, cur, next, fanout) =
+            (self.rules, self.weights, &self.cur, &mut self.next, self.fanout);
+        let (mut records, mut ended) = (0, W::Sum::zero());
+        // What an expanded chunk found besides the successors it stored or bucketed.
+        let mut gather = |c: &Chunk<R::Key, W::Sum>, ended_set: &mut CountSet<R::Key, W::Count>| {
+            ended = ended.merge(c.acc);
+            *ended_paths = ended_paths.wrapping_add(c.ended_paths);
+            let parents = c.parents(cur);
+            for r in &c.full {
+                ended_set.insert(r.key, &r.counts(rules, weights, parents));
+            }
+        };
+        if self.batches.len() < threads {
+            self.batches.resize_with(threads, Default::default);
+        }
+        let batches = &self.batches;
+        if shared {
+            // Every thread expands chunks straight into the one next set, as on one thread.
+            let mut room = expect;
+            loop {
+                let t0 = Instant::now();
+                let chunks = &mut self.chunks;
+                let filled = next.shard_mut(0).fill_shared(|shared| {
+                    chunks.par_iter_mut().for_each_init(
+                        || shared.claim(),
+                        |claim, c| {
+                            if !shared.overflowed() {
+                                // Each worker its own batch: the lock is never contended.
+                                let mine = rayon::current_thread_index().unwrap_or(0) % batches.len();
+                                let batch = &mut *batches[mine].lock().unwrap_or_else(|e| e.into_inner());
+                                c.records =
+                                    dispatch::direct(rules, weights, cur, c, claim, batch, count_boards);
+                            }
+                        },
+                    )
+                });
+                self.phase_seconds[0] += t0.elapsed().as_secs_f64();
+                if filled.is_ok() {
+                    break;
+                }
+                // The estimate fell short: again, with twice the room.
+                room *= 2;
+                next.shard_mut(0).clear_for(room);
+            }
+            for c in self.chunks.iter() {
+                records += c.records;
+                gather(c, &mut self.ended);
+            }
+        } else if lockstep {
+            // One pool call (see [`lockstep`]): threads claim chunks to expand, then, once all
+            // are expanded, shards to clear and fill from every chunk's records, in chunk order.
+            let t0 = Instant::now();
+            let phases = lockstep::Phases::new(self.chunks.len(), next.shards().len());
+            let chunks: Vec<_> = self.chunks.iter_mut().map(RwLock::new).collect();
+            let sets: Vec<_> = next.shards_mut().iter_mut().map(Mutex::new).collect();
+            let expanded = Mutex::new(t0);
+            let work = || {
+                while let Some(i) = phases.claim_chunk() {
+                    let c = &mut **chunks[i].write().unwrap_or_else(|e| e.into_inner());
+                    dispatch::expand(rules, weights, cur, c, shard_bits, fanout, count_boards);
+                    if phases.expanded() {
+                        *expanded.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+                    }
+                }
+                phases.wait_expanded();
+                while let Some(s) = phases.claim_shard() {
+                    let set = &mut **sets[s].lock().unwrap_or_else(|e| e.into_inner());
+                    set.reset_with(shard_bits, expect, &frontier::Serial);
+                    for c in &chunks {
+                        let c = &**c.read().unwrap_or_else(|e| e.into_inner());
+                        dispatch::insert(rules, weights, cur, std::slice::from_ref(c), s, set, None);
+                    }
+                }
+            };
+            rayon::scope(|scope| {
+                for _ in 1..threads {
+                    scope.spawn(|_| work());
+                }
+                work();
+            });
+            drop(chunks);
+            let t1 = expanded.into_inner().unwrap_or_else(|e| e.into_inner());
+            for c in self.chunks.iter() {
+                records += c.bucketed();
+                gather(c, &mut self.ended);
+            }
+            self.phase_seconds[0] += (t1 - t0).as_secs_f64();
+            self.phase_seconds[1] += t1.elapsed().as_secs_f64();
+        } else if parallel {
+            // A block of chunks is expanded, then inserted, before the next: the records in
+            // flight (and the memory they need) stay bounded.
+            let record = std::mem::size_of::<crate::kernels::Record<R::Key>>() as f64;
+            let per_chunk = CHUNK_SLOTS as f64 * fanout.max(1.0) * record;
+            let block = ((plan.records_in_flight as f64 / per_chunk) as usize).clamp(threads, BLOCK_CHUNKS);
+            let blocks = self.chunks.len().div_ceil(block.max(1));
+            for b in 0..blocks {
+                let range = b * block..((b + 1) * block).min(self.chunks.len());
+                if b > 0 {
+                    // The buckets' memory passes from block to block: the records in flight
+                    // stay within one block's.
+                    for i in range.clone() {
+                        let from = i - block;
+                        let moved = std::mem::take(&mut self.chunks[from].buckets);
+                        self.chunks[i].buckets = moved;
+                    }
+                }
+                let block = &mut self.chunks[range];
+                let t0 = Instant::now();
+                for_each_mut(parallel, block, |_, c| {
+                    dispatch::expand(rules, weights, cur, c, shard_bits, fanout, count_boards)
+                });
+                let t1 = Instant::now();
+                for c in block.iter() {
+                    records += c.bucketed();
+                    gather(c, &mut self.ended);
+                }
+                let block = &*block;
+                for_each_mut(parallel, next.shards_mut(), |s, set| {
+                    dispatch::insert(rules, weights, cur, block, s, set, outbox)
+                });
+                self.phase_seconds[0] += (t1 - t0).as_secs_f64();
+                self.phase_seconds[1] += t1.elapsed().as_secs_f64();
+            }
+        } else {
+            let t0 = Instant::now();
+            let set = next.shard_mut(0);
+            let batch = &mut *batches[0].lock().unwrap_or_else(|e| e.into_inner());
+            match outbox {
+                None => {
+                    for c in self.chunks.iter_mut() {
+                        records += dispatch::direct(rules, weights, cur, c, set, batch, count_boards);
+                        gather(c, &mut self.ended);
+                    }
+                }
+                Some(outbox) => {
+                    let mut routed = Routed { set, outbox, diverted: Diverted::new(), kept: Vec::new() };
+                    for c in self.chunks.iter_mut() {
+                        records += dispatch::direct(rules, weights, cur, c, &mut routed, batch, count_boards);
+                        gather(c, &mut self.ended);
+                    }
+                }
+            }
+            self.phase_seconds[0] += t0.elapsed().as_secs_f64();
+        }
+        (ended, records)
+    }
+}
+
+/// Removes the files of `parts`.
+fn remove_parts(parts: &[Part]) -> Result<()> {
+    for f in parts.iter().flat_map(|p| &p.files) {
+        std::fs::remove_file(f).with_context(|| format!("cannot remove {}", f.display()))?;
+    }
+    Ok(())
+}
+
+/// The least time between two reads of the peak memory (see [`DepthStats::peak_memory`]).
+const PEAK_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Chunks a thread on a depth in [`lockstep`] (claimed as threads come: a few each, so that
+/// they end together).
+const LOCKSTEP_SHARES: usize = 4;
+
+/// Frontiers smaller than this are expanded on the calling thread, straight into one set
+/// ([`crate::kernels::direct`]): below it, starting the pool and handing work between threads costs more
+/// than a second thread saves (small searches never start the pool at all). Larger ones go
+/// through records and shards, in [`lockstep`] while they fit the caches. Every sum is a
+/// wrapping one, so both ways give the same answers and statistics (a test checks it).
+/// Public cg07-cg12 (8 lanes, frontiers of 4-32K positions) timed case by case, one binary
+/// after the other, favoured 4 096 (36.8 ms against 39.1 on one thread), but the twelve public
+/// cases run as a sequence per binary, as `cargo xtask bench` runs them, favour this one, with
+/// far less spread: 39.6 ms (38.5-41.6) against 43.5 (42.1-45.8) from 4 096 and 41.6 from
+/// 8 192, and again 40.4 (39.5-42.1) against 39.9 (36.1-48.6). A second vCPU of this VM
+/// sometimes starts work half a millisecond late or stalls for longer.
+const PARALLEL_MIN: usize = 1 << 15;
+
+/// [`PARALLEL_MIN`] where threads fill one shared set ([`Search::SHARED`]), which costs
+/// little more than one thread's pass: it pays from smaller frontiers (the empty 3x3 to
+/// depth 40 on 2 threads: 86.6 ms from 8 192 positions, 88.8 ms from 16 384, 89.5 ms from
+/// 32 768).
+const PARALLEL_MIN_SHARED: usize = 1 << 13;
+
+/// Calls `f(index, item)` on every item: on the thread pool when `parallel` and there is more
+/// than one item, else on the calling thread, in order.
+fn for_each_mut<T: Send>(parallel: bool, items: &mut [T], f: impl Fn(usize, &mut T) + Sync + Send) {
+    if !parallel || items.len() <= 1 {
+        items.iter_mut().enumerate().for_each(|(i, t)| f(i, t));
+    } else {
+        items.par_iter_mut().enumerate().for_each(|(i, t)| f(i, t));
+    }
+}
+
+/// Clears a set's table on the thread pool when `.0`, else on the calling thread.
+struct PoolZeroer(bool);
+
+impl frontier::Zeroer for PoolZeroer {
+    fn zero<T: Copy + Send + Sync>(&self, items: &mut [T], zero: T) {
+        if self.0 {
+            items.par_chunks_mut((256 << 10) / std::mem::size_of::<T>().max(1)).for_each(|s| s.fill(zero));
+        } else {
+            items.fill(zero);
+        }
+    }
+}
+
+/// Shards for a next frontier grown from `len` positions of `bytes` each (key, counts and
+/// table slots), on `threads` threads: one a thread while a thread's share fits in a core's
+/// cache ([`SHARE_BYTES`]: each thread then expands into as few buckets as possible and
+/// inserts one shard); beyond that, a few thousand positions a shard, so that the shard being
+/// filled stays in cache, at most 2^12 shards.
+fn shard_bits_for(len: usize, bytes: usize, threads: usize) -> u32 {
+    let least = threads.next_power_of_two().trailing_zeros();
+    if fits_cache(len, bytes, threads) {
+        return least;
+    }
+    let mut bits = 0;
+    while bits < 12 && (len >> bits) > 16384 {
+        bits += 1;
+    }
+    bits.max(least)
+}
+
+/// True when a thread's share of a next frontier grown from `len` positions of `bytes` each
+/// fits in its core's cache ([`SHARE_BYTES`]).
+fn fits_cache(len: usize, bytes: usize, threads: usize) -> bool {
+    len / threads.max(1) * bytes <= SHARE_BYTES
+}
+
+/// The bytes a position takes in a frontier's set, typically: 3 table slots in the inline
+/// layout (load 1/4 to 1/2), or its dense slot and 6 `u32` table slots (load 1/8 to 1/2).
+fn position_bytes<K: PackedKey, C: Tally>() -> usize {
+    let slot = std::mem::size_of::<Slot<K, C>>();
+    if frontier::CountSet::<K, C>::INLINE {
+        3 * slot
+    } else {
+        slot + 6 * 4
+    }
+}
+
+/// The bytes a position may take in a set, for the budget: up to 4 table slots in the inline
+/// layout (a table is the smallest power of two at load at most 1/2), or its dense slot and 8
+/// `u32` table slots.
+fn budget_position_bytes<K: PackedKey, C: Tally>() -> f64 {
+    let slot = std::mem::size_of::<Slot<K, C>>();
+    (if CountSet::<K, C>::INLINE { 4 * slot } else { slot + 8 * 4 }) as f64
+}
+
+/// A thread's share of the next frontier that still counts as small: about a core's L2.
+const SHARE_BYTES: usize = 2 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::weights::Orbits;
+    use state::{Grid, Level, Shape};
+
+    /// A shared fill whose room was estimated far too small overflows, and the depth is done
+    /// again with more room: the frontiers still match a search whose estimates were right.
+    #[test]
+    fn a_shared_fill_that_overflows_is_redone() {
+        let rules = Grid::<u64>::new(Shape::new(4, 4).unwrap(), Level::Portable);
+        let start = rules.pack(&[0; 16]);
+        let orbits = Orbits::of(&rules, start).expect("the empty board is symmetric");
+        let frontier = |underestimate: bool| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+            pool.install(|| {
+                let mut search = Search::new(&rules, orbits, Budget::new(None), Storage::default());
+                let (c, t) = rules.canonical(start);
+                search.cur.reset(0, 1);
+                search.cur.shard_mut(0).insert(c, &orbits.start(&rules, t));
+                for _ in 0..13 {
+                    if underestimate {
+                        search.growth = 1e-3;
+                    }
+                    search.step(&mut DepthStats::default()).unwrap();
+                }
+                let mut positions: Vec<(u64, u64)> =
+                    search.cur.shards().iter().flat_map(|s| s.iter()).map(|(k, n)| (k, *n)).collect();
+                positions.sort_unstable();
+                positions
+            })
+        };
+        let (right, wrong) = (frontier(false), frontier(true));
+        assert!(right.len() >= 1 << 18, "depth 13 is past the shared-fill threshold");
+        assert_eq!(right, wrong);
+    }
+}

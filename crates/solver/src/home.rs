@@ -1,0 +1,428 @@
+//! The homes of a frontier's partitions other than the driver's memory: the disk.
+//!
+//! A depth's frontier is `2^bits` hash partitions ([`crate::budget::partition_of`]). The
+//! partitions the budget keeps in memory are one [`frontier::Frontier`] of the driver (its
+//! *memory home*); every other partition lives here, as record files ([`frontier::spill`]):
+//!
+//! * While a depth is built, the kernels send the successors of partitions kept on disk to the
+//!   depth's [`Outbox`] (key and counts, self-contained: no parent to look up later), a
+//!   thread's [`Diverted`] buffer at a time, one file a partition.
+//! * When the depth is built, each such partition is merged ([`merge`]): its successors are
+//!   read into a set (one a worker), counted, and written as one file of distinct positions, a
+//!   [`Part`] of the depth's [`Away`] partitions.
+//! * The next depth expands each of them in turn: [`load`] reads it into the driver's source
+//!   set, and the same kernels run on it as on the memory home.
+//!
+//! **The seam for other homes.** What the driver needs of a home is: take the successors of
+//! the partitions it owns during a depth (an outbox), merge them when the depth ends, hand each
+//! back as a set to expand. A partition owned by another process (MPI) is a third home of the
+//! same shape: its outbox sends to the owning rank instead of a file.
+//!
+//! Files live in a [`Scratch`] directory of the run (removed when the run ends, and by the
+//! next run in the same work directory if the run was killed), or, with a checkpoint, in the
+//! checkpoint's depth directory.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use bytemuck::Pod;
+use frontier::spill::{RecordReader, RecordWriter, Written};
+use frontier::{key_hash, CountSet, Frontier, Tally};
+
+use crate::budget::{partition_of, Plan};
+
+/// Records read at a time from a file.
+const BLOCK: usize = 1 << 13;
+
+/// The prefix of a scratch directory's name (`cephalopod-<pid>-<nanos>`).
+const SCRATCH_PREFIX: &str = "cephalopod-";
+
+/// The file of a scratch directory that its run holds locked while it lives.
+const LOCK: &str = "lock";
+
+/// A run's scratch directory: created in the work directory, held by a lock on a file inside
+/// it, and removed (with everything in it) when dropped. Creating one also removes the scratch
+/// directories of runs that were killed in the same work directory (their lock is free), and
+/// nothing else.
+#[derive(Debug)]
+pub(crate) struct Scratch {
+    dir: PathBuf,
+    /// Held (locked) while the run lives.
+    _lock: File,
+}
+
+impl Scratch {
+    /// A fresh scratch directory in `work_dir` (the system's temporary directory if `None`).
+    pub(crate) fn create(work_dir: Option<&Path>) -> io::Result<Scratch> {
+        let parent = work_dir.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
+        let named = |e: io::Error, what: &str, p: &Path| {
+            io::Error::new(e.kind(), format!("{what} {}: {e}", p.display()))
+        };
+        std::fs::create_dir_all(&parent).map_err(|e| named(e, "cannot create work directory", &parent))?;
+        remove_abandoned(&parent);
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let dir = parent.join(format!("{SCRATCH_PREFIX}{}-{nanos}", std::process::id()));
+        std::fs::create_dir(&dir).map_err(|e| named(e, "cannot create work directory", &dir))?;
+        let lock = File::create(dir.join(LOCK))
+            .and_then(|f| f.try_lock().map_err(io::Error::other).map(|_| f))
+            .map_err(|e| {
+                let _ = std::fs::remove_dir_all(&dir);
+                named(e, "cannot lock work directory", &dir)
+            })?;
+        Ok(Scratch { dir, _lock: lock })
+    }
+
+    /// The directory.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Removes the scratch directories in `parent` whose run is gone: named like ours, holding a
+/// lock file that nobody holds. Anything else (a user's files, a live run's scratch) is left.
+fn remove_abandoned(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        let Some(rest) = name.strip_prefix(SCRATCH_PREFIX) else { continue };
+        if !rest.chars().all(|c| c.is_ascii_digit() || c == '-') || !e.path().is_dir() {
+            continue;
+        }
+        let Ok(lock) = File::options().write(true).open(e.path().join(LOCK)) else { continue };
+        if lock.try_lock().is_ok() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// One partition of a depth on disk: its files (the successors sent to it while the depth is
+/// built; one file of distinct positions once merged).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Part {
+    /// The partition's index among the depth's `2^bits`.
+    pub index: usize,
+    /// Its record files.
+    pub files: Vec<PathBuf>,
+    /// Distinct positions (once merged).
+    pub states: u64,
+    /// Bytes its files take.
+    pub bytes: u64,
+    /// The checksum each file ends with, in `files` order (see [`frontier::spill::Written`]).
+    pub checksums: Vec<u64>,
+}
+
+/// The partitions of one depth that live on disk.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Away {
+    /// Its partitions on disk, by increasing index.
+    pub parts: Vec<Part>,
+}
+
+impl Away {
+    /// Positions on disk.
+    pub(crate) fn states(&self) -> u64 {
+        self.parts.iter().map(|p| p.states).sum()
+    }
+
+    /// Positions of the largest partition.
+    pub(crate) fn largest(&self) -> u64 {
+        self.parts.iter().map(|p| p.states).max().unwrap_or(0)
+    }
+
+    /// True when no partition is on disk.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+}
+
+/// A thread's successors for partitions kept on disk, gathered before they go to the
+/// [`Outbox`] (one lock a partition a flush, not one a successor).
+pub(crate) struct Diverted<K, C> {
+    items: Vec<(u32, K, C)>,
+}
+
+/// Successors a [`Diverted`] buffer holds before it is sent.
+const DIVERTED: usize = 1 << 12;
+
+impl<K: Pod, C: Pod> Diverted<K, C> {
+    /// An empty buffer.
+    pub(crate) fn new() -> Self {
+        Diverted { items: Vec::new() }
+    }
+
+    /// Adds a successor of partition `part`; sends the buffer to `outbox` when it is full.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, outbox: &Outbox<K, C>, part: usize, key: K, counts: C) {
+        if self.items.capacity() == 0 {
+            self.items.reserve_exact(DIVERTED);
+        }
+        self.items.push((part as u32, key, counts));
+        if self.items.len() == DIVERTED {
+            outbox.send(self);
+        }
+    }
+}
+
+/// Where the successors of the partitions kept on disk go while a depth is built: a record
+/// file a partition, written under a lock by whichever thread sends.
+pub(crate) struct Outbox<K: Pod, C: Pod> {
+    plan: Plan,
+    /// Per partition (index - resident): its file, created on its first record.
+    writers: Vec<Mutex<Option<RecordWriter<K, C>>>>,
+    dir: PathBuf,
+    /// The first write error (kernels cannot return one; the driver checks after the depth).
+    error: Mutex<Option<io::Error>>,
+}
+
+impl<K: Pod, C: Pod> Outbox<K, C> {
+    /// An outbox for the partitions `plan` keeps on disk, their files in `dir`.
+    pub(crate) fn new(plan: Plan, dir: PathBuf) -> io::Result<Self> {
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", dir.display())))?;
+        let away = plan.parts() - plan.resident;
+        Ok(Outbox {
+            plan,
+            writers: (0..away).map(|_| Mutex::new(None)).collect(),
+            dir,
+            error: Mutex::new(None),
+        })
+    }
+
+    /// The plan it follows.
+    pub(crate) fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The partition of a key whose hash is `hash`, if it is kept on disk.
+    #[inline(always)]
+    pub(crate) fn away(&self, hash: u64) -> Option<usize> {
+        let p = partition_of(hash, self.plan.bits);
+        (p >= self.plan.resident).then_some(p)
+    }
+
+    /// Writes (and empties) a thread's buffer.
+    pub(crate) fn send(&self, d: &mut Diverted<K, C>) {
+        if d.items.is_empty() {
+            return;
+        }
+        d.items.sort_unstable_by_key(|r| r.0);
+        for run in d.items.chunk_by(|a, b| a.0 == b.0) {
+            let p = run[0].0 as usize;
+            let mut slot = self.writers[p - self.plan.resident].lock().unwrap_or_else(|e| e.into_inner());
+            let result = (|| {
+                if slot.is_none() {
+                    *slot = Some(RecordWriter::create(&part_file(&self.dir, p), self.plan.write_buffer)?);
+                }
+                let w = slot.as_mut().expect("created above");
+                run.iter().try_for_each(|(_, k, c)| w.push(k, c))
+            })();
+            if let Err(e) = result {
+                self.error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+            }
+        }
+        d.items.clear();
+    }
+
+    /// Finishes every file: the partitions on disk with the files they received (none for a
+    /// partition that received nothing), by increasing index. Returns the bytes written too.
+    pub(crate) fn finish(self) -> io::Result<(Vec<Part>, u64)> {
+        if let Some(e) = self.error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(e);
+        }
+        let mut parts = Vec::new();
+        let mut bytes = 0;
+        for (i, w) in self.writers.into_iter().enumerate() {
+            let index = self.plan.resident + i;
+            let mut part = Part { index, ..Part::default() };
+            if let Some(w) = w.into_inner().unwrap_or_else(|e| e.into_inner()) {
+                let written = w.finish(false)?;
+                bytes += written.bytes;
+                part.bytes = written.bytes;
+                part.states = written.records;
+                part.files.push(part_file(&self.dir, index));
+                part.checksums.push(written.checksum);
+            }
+            parts.push(part);
+        }
+        Ok((parts, bytes))
+    }
+}
+
+/// The file of partition `q` in `dir`.
+pub(crate) fn part_file(dir: &Path, q: usize) -> PathBuf {
+    dir.join(format!("part-{q:05}.rec"))
+}
+
+/// Reads every file of `part` into `set` (merging repeated keys); returns the bytes read.
+pub(crate) fn load<K: Pod + Eq + Send + Sync, C: Tally>(
+    part: &Part,
+    set: &mut CountSet<K, C>,
+) -> io::Result<u64> {
+    let mut read = 0;
+    for f in &part.files {
+        read += RecordReader::<K, C>::open(f)?.for_each_block(BLOCK, |recs| {
+            set.insert_many(recs, |r| r.0, |r| r.1);
+            Ok(())
+        })?;
+    }
+    Ok(read)
+}
+
+/// What [`merge`] did with one partition.
+#[derive(Debug)]
+pub(crate) struct Merged {
+    /// The partition, its one file of distinct positions.
+    pub part: Part,
+    /// Bytes read and written.
+    pub read: u64,
+    /// Bytes written.
+    pub written: u64,
+}
+
+/// Merges the successors sent to `part` into `set` (emptied first, sized for `expect` keys),
+/// calls `each` on every distinct position, writes them as one file `out` (synced when
+/// `sync`), and removes the files it read.
+pub(crate) fn merge<K: Pod + Eq + Send + Sync, C: Tally>(
+    part: Part,
+    set: &mut CountSet<K, C>,
+    expect: usize,
+    out: &Path,
+    sync: bool,
+    mut each: impl FnMut(K, &C),
+) -> io::Result<Merged> {
+    set.clear_for(expect);
+    let read = load(&part, set)?;
+    for f in &part.files {
+        std::fs::remove_file(f)
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot remove {}: {e}", f.display())))?;
+    }
+    let mut w = RecordWriter::<K, C>::create(out, 1 << 16)?;
+    for (k, n) in set.iter() {
+        w.push(&k, n)?;
+        each(k, n);
+    }
+    let written = w.finish(sync)?;
+    let part = Part {
+        index: part.index,
+        files: vec![out.to_path_buf()],
+        states: set.len() as u64,
+        bytes: written.bytes,
+        checksums: vec![written.checksum],
+    };
+    Ok(Merged { part, read, written: written.bytes })
+}
+
+/// Writes the memory home `home` as files of partitions (of `2^bits`) in `dir`, one a
+/// partition that holds a key, synced when `sync`: for a checkpoint, or to free the memory.
+pub(crate) fn write_home<K: Pod + Eq + Send + Sync, C: Tally>(
+    home: &Frontier<K, C>,
+    bits: u32,
+    dir: &Path,
+    sync: bool,
+) -> io::Result<Vec<Part>> {
+    let mut writers: Vec<Option<RecordWriter<K, C>>> = (0..1usize << bits).map(|_| None).collect();
+    for set in home.shards() {
+        for (k, n) in set.iter() {
+            let q = partition_of(key_hash(&k), bits);
+            if writers[q].is_none() {
+                writers[q] = Some(RecordWriter::create(&part_file(dir, q), 1 << 16)?);
+            }
+            writers[q].as_mut().expect("created above").push(&k, n)?;
+        }
+    }
+    let mut parts = Vec::new();
+    for (q, w) in writers.into_iter().enumerate() {
+        if let Some(w) = w {
+            let Written { bytes, checksum, records } = w.finish(sync)?;
+            parts.push(Part {
+                index: q,
+                files: vec![part_file(dir, q)],
+                states: records,
+                bytes,
+                checksums: vec![checksum],
+            });
+        }
+    }
+    Ok(parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh directory under the build's target directory.
+    fn dir(name: &str) -> PathBuf {
+        let d = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../target/test-scratch")
+            .join(format!("home-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn scratch_is_removed_when_dropped_and_abandoned_ones_by_the_next_run() {
+        let work = dir("scratch");
+        std::fs::write(work.join("cephalopod-user-file"), "mine").unwrap();
+        std::fs::create_dir(work.join("cephalopod-1-2")).unwrap(); // no lock file: not ours
+        let a = Scratch::create(Some(&work)).unwrap();
+        let kept = a.dir().to_path_buf();
+        // A killed run's scratch: its lock file exists, nobody holds it.
+        let dead = work.join("cephalopod-99999-1");
+        std::fs::create_dir(&dead).unwrap();
+        std::fs::write(dead.join(LOCK), "").unwrap();
+        std::fs::write(dead.join("part-00000.rec"), "x").unwrap();
+        let b = Scratch::create(Some(&work)).unwrap();
+        assert!(!dead.exists(), "the killed run's scratch is removed");
+        assert!(kept.exists(), "a live run's scratch is kept");
+        assert!(work.join("cephalopod-user-file").exists() && work.join("cephalopod-1-2").exists());
+        drop(a);
+        drop(b);
+        let mut left: Vec<_> = std::fs::read_dir(&work).unwrap().flatten().map(|e| e.file_name()).collect();
+        left.sort();
+        assert_eq!(left, ["cephalopod-1-2", "cephalopod-user-file"]);
+        std::fs::remove_dir_all(&work).unwrap();
+    }
+
+    #[test]
+    fn an_outbox_routes_merges_and_writes_partitions() {
+        let d = dir("outbox");
+        let plan = Plan { bits: 2, resident: 1, write_buffer: 4096, records_in_flight: 0 };
+        let outbox = Outbox::<u64, u64>::new(plan, d.join("spill")).unwrap();
+        let mut buf = Diverted::new();
+        let mut want = std::collections::HashMap::new();
+        for i in 0..20_000u64 {
+            let k = i % 5000;
+            if let Some(p) = outbox.away(key_hash(&k)) {
+                buf.push(&outbox, p, k, i);
+                *want.entry(k).or_insert(0u64) += i;
+            }
+        }
+        outbox.send(&mut buf);
+        let (parts, bytes) = outbox.finish().unwrap();
+        assert_eq!(parts.iter().map(|p| p.index).collect::<Vec<_>>(), [1, 2, 3]);
+        assert!(bytes > 0);
+        let mut set = CountSet::<u64, u64>::new(0);
+        let mut got = std::collections::HashMap::new();
+        for part in parts {
+            let out = d.join(format!("merged-{}", part.index));
+            let m = merge(part, &mut set, 100, &out, false, |k, n| {
+                got.insert(k, *n);
+            })
+            .unwrap();
+            assert_eq!(m.part.states, set.len() as u64);
+        }
+        assert_eq!(got, want);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

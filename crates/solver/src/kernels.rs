@@ -1,0 +1,562 @@
+//! The search's kernels: pure functions over a chunk of the current frontier (a range of one
+//! set's slots) and a sink for what they produce, generic over the rules and the weights.
+//!
+//! * [`direct`]: successors canonicalised, hashed, their slots prefetched, and inserted in
+//!   batches into a [`Sink`]: the next frontier's one set, a thread's claim on a shared one, or
+//!   a [`Routed`] sink that sends the successors of partitions kept elsewhere to their
+//!   [`Outbox`](crate::home::Outbox).
+//! * [`expand`] then [`insert`]: successors as records (canonical key and parent tag) bucketed by
+//!   the next frontier's shard, then each shard filled from every chunk's bucket (or, for
+//!   partitions kept elsewhere, their records sent to the outbox with their counts).
+//! * [`last`] and [`last_two`]: the last depth (and the two last, on rules with cheap successor
+//!   hashes) summed without storing anything.
+//!
+//! Every kernel is `#[inline(always)]`: [`crate::dispatch`] compiles each once per instruction
+//! set. Full successors end their paths at once (`Chunk::acc`); nothing here knows where a
+//! partition lives.
+
+use bytemuck::Pod;
+use frontier::{key_hash, shard_of, Frontier, Slot, Tally};
+use state::{Counts, PackedKey, Rules};
+
+use crate::home::{Diverted, Outbox};
+use crate::weights::Weights;
+
+/// Room for the successors a kernel buffers ([`successor_buffer`]): those of one group of
+/// positions ([`Rules::MANY`] of them, [`Rules::BUFFER`] each), after a batch not yet full.
+const SUCCESSORS: usize = 1024;
+
+/// A buffer for successors, on the stack: one reached through a struct field
+/// was reloaded around the stores of every successor (public cg10, one thread: 64.9 -> 60.5 M
+/// instructions). Every rules' [`Rules::BUFFER`] fits (checked when compiled).
+#[inline(always)]
+pub(crate) fn successor_buffer<R: Rules>() -> [R::Key; SUCCESSORS] {
+    const { assert!(R::BUFFER <= SUCCESSORS) };
+    [R::Key::ZERO; SUCCESSORS]
+}
+
+/// One successor on its way to the next frontier: its canonical key, and `parent << 3 | t`,
+/// where `parent` indexes its chunk's slots and `t` is the symmetry that canonicalised it
+/// (the counts it brings are the parent's, permuted by `t`).
+///
+/// Packed (12 bytes for a `u64` key, not 16): records are most of a parallel depth's memory
+/// traffic, written by one thread's expansion and read back by the shard's inserter.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, packed)]
+pub(crate) struct Record<K: Copy> {
+    pub(crate) key: K,
+    pub(crate) tag: u32,
+}
+
+impl<K: Copy> Record<K> {
+    #[inline(always)]
+    fn new(key: K, parent: usize, t: u8) -> Self {
+        Record { key, tag: (parent as u32) << 3 | t as u32 }
+    }
+
+    /// The counts it brings: its parent's (in `parents`, the slots of its chunk), carried
+    /// through the symmetry that canonicalised it.
+    #[inline(always)]
+    pub(crate) fn counts<R: Rules<Key = K>, W: Weights>(
+        &self,
+        rules: &R,
+        weights: W,
+        parents: &[Slot<K, W::Count>],
+    ) -> W::Count
+    where
+        K: PackedKey,
+    {
+        let tag = self.tag;
+        weights.carry(rules, parents[(tag >> 3) as usize].count(), (tag & 7) as u8)
+    }
+}
+
+/// A piece of the current frontier, one shard's table slots `start..end`, and what expanding
+/// it produced (`S`: the weights' sum of ended paths).
+#[derive(Debug)]
+pub(crate) struct Chunk<K: Copy, S> {
+    pub(crate) shard: usize,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    /// `buckets[s]`: the records for next shard `s`, in generation order. The vectors keep
+    /// their memory from depth to depth.
+    pub(crate) buckets: Vec<Vec<Record<K>>>,
+    /// Hashes of the paths that ended in this chunk (full successors, or the last depth).
+    pub(crate) acc: S,
+    /// In a step over the last two depths ([`last_two`]): hashes of the paths that end at the
+    /// last one.
+    pub(crate) beyond: S,
+    /// Paths that ended on a full successor in this chunk.
+    pub(crate) ended_paths: u32,
+    /// In a step over the last two depths: the successors that were not full.
+    pub(crate) records: usize,
+    /// With board counting: the full successors, as records.
+    pub(crate) full: Vec<Record<K>>,
+}
+
+impl<K: Copy, S: Tally> Chunk<K, S> {
+    pub(crate) fn new() -> Self {
+        Chunk {
+            shard: 0,
+            start: 0,
+            end: 0,
+            buckets: Vec::new(),
+            acc: S::zero(),
+            beyond: S::zero(),
+            ended_paths: 0,
+            records: 0,
+            full: Vec::new(),
+        }
+    }
+
+    /// Empties the buckets, one for each of `shards`, with room for the records expected
+    /// (`fanout` a position, a margin over the last depth's): a bucket that grows reallocates,
+    /// and with some allocators (musl's) every reallocation of a large block maps and unmaps
+    /// memory, flushing the other threads' TLBs.
+    fn prepare_buckets(&mut self, shards: usize, fanout: f64) {
+        self.buckets.resize_with(shards, Vec::new);
+        let room = ((self.end - self.start) as f64 * fanout * 1.25) as usize / shards + 16;
+        for b in &mut self.buckets {
+            b.clear();
+            b.reserve(room);
+        }
+    }
+
+    pub(crate) fn bucketed(&self) -> usize {
+        self.buckets.iter().map(Vec::len).sum()
+    }
+
+    /// The records for next shard `s`.
+    fn bucket(&self, s: usize) -> &[Record<K>] {
+        &self.buckets[s]
+    }
+
+    /// The chunk's slots (what its records' parent indexes point into).
+    pub(crate) fn parents<'a, C: Tally>(&self, cur: &'a Frontier<K, C>) -> &'a [Slot<K, C>]
+    where
+        K: PackedKey,
+    {
+        &cur.shards()[self.shard].slots()[self.start..self.end]
+    }
+
+    /// The chunk's positions: each one's slot index in the chunk, key and counts.
+    #[inline(always)]
+    pub(crate) fn positions<'a, C: Tally>(
+        &self,
+        cur: &'a Frontier<K, C>,
+    ) -> impl Iterator<Item = (usize, K, &'a C)> + 'a
+    where
+        K: PackedKey,
+    {
+        cur.shards()[self.shard].entries(self.start..self.end)
+    }
+}
+
+/// The hash of a start board that ends every path itself (depth 0, or full), as lanes.
+pub(crate) fn own_hash<R: Rules>(rules: &R, s: R::Key) -> Counts {
+    let mut lanes = [0; 8];
+    lanes[0] = rules.hashes(s)[0];
+    lanes
+}
+
+pub(crate) fn add(a: &mut Counts, b: &Counts) {
+    for g in 0..8 {
+        a[g] = a[g].wrapping_add(b[g]);
+    }
+}
+
+/// The successors of the next [`Rules::MANY`] positions of `positions` (from
+/// [`Chunk::positions`]), through [`Rules::successors_of_many`], into the front of `succ`, each
+/// with its parent's tag in `from`: the parent's slot index in the chunk `<< 1`, bit 0 set
+/// when the parent may fill the board ([`Rules::may_fill`]). Returns how many, or `None` when
+/// no position is left.
+#[inline(always)]
+fn next_successors<'a, R: Rules, C: Tally + 'a>(
+    rules: &R,
+    positions: &mut impl Iterator<Item = (usize, R::Key, &'a C)>,
+    succ: &mut [R::Key],
+    from: &mut [u32],
+) -> Option<usize> {
+    let (mut keys, mut tags) = ([R::Key::ZERO; MANY_MAX], [0u32; MANY_MAX]);
+    let mut got = 0;
+    for (i, k, _) in positions.take(R::MANY) {
+        (keys[got], tags[got]) = (k, (i as u32) << 1 | rules.may_fill(k) as u32);
+        got += 1;
+    }
+    // Not `bool::then` with a closure: a closure does not inherit the kernel's instruction
+    // set, and the generator's intrinsics in it would be calls.
+    if got == 0 {
+        None
+    } else {
+        Some(rules.successors_of_many(&keys[..got], &tags[..got], succ, from))
+    }
+}
+
+/// Expands one chunk: full successors into `c.acc`, the others as records bucketed by the
+/// shard of their canonical key.
+#[inline(always)]
+pub(crate) fn expand<R: Rules, W: Weights>(
+    rules: &R,
+    weights: W,
+    cur: &Frontier<R::Key, W::Count>,
+    c: &mut Chunk<R::Key, W::Sum>,
+    shard_bits: u32,
+    fanout: f64,
+    count_boards: bool,
+) {
+    const { assert!(R::MANY * R::BUFFER <= SUCCESSORS && R::MANY <= MANY_MAX) };
+    let mut succ = successor_buffer::<R>();
+    let mut from = [0u32; SUCCESSORS];
+    c.prepare_buckets(1 << shard_bits, fanout);
+    c.full.clear();
+    let mut acc = W::Sum::zero();
+    let mut paths = 0u32;
+    let cur_shard = &cur.shards()[c.shard];
+    let parents = &cur_shard.slots()[c.start..c.end];
+    let mut positions = cur_shard.entries(c.start..c.end);
+    while let Some(m) = next_successors(rules, &mut positions, &mut succ, &mut from) {
+        for (&s, &f) in succ[..m].iter().zip(&from[..m]) {
+            let i = (f >> 1) as usize;
+            if f & 1 != 0 && rules.is_full(s) {
+                let n = parents[i].count();
+                weights.end(&mut acc, n, &rules.hashes(s));
+                paths = paths.wrapping_add(weights.paths(n));
+                if count_boards {
+                    let (key, t) = rules.canonical(s);
+                    c.full.push(Record::new(key, i, t));
+                }
+            } else {
+                let (key, t) = rules.canonical(s);
+                c.buckets[shard_of(&key, shard_bits)].push(Record::new(key, i, t));
+            }
+        }
+    }
+    c.acc = acc;
+    c.ended_paths = paths;
+}
+
+/// Where [`direct`] puts the successors it keeps: the next frontier's only set (one thread),
+/// or one thread's [`Claim`](frontier::Claim) on it while all threads fill it at once.
+pub(crate) trait Sink<K, C> {
+    /// Hints the CPU to fetch the slot of a key whose hash is `hash`.
+    fn prefetch_hash(&self, hash: u64);
+
+    /// Inserts a batch of (hash, key, counts) whose slots were prefetched. False when the set
+    /// turned out too small (the depth is then done again with more room).
+    fn insert(&mut self, batch: &[(u64, K, C)]) -> bool;
+}
+
+impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::CountSet<K, C> {
+    #[inline(always)]
+    fn prefetch_hash(&self, hash: u64) {
+        frontier::CountSet::prefetch_hash(self, hash);
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, batch: &[(u64, K, C)]) -> bool {
+        self.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
+        true
+    }
+}
+
+impl<K, C, S: Sink<K, C>> Sink<K, C> for &mut S {
+    #[inline(always)]
+    fn prefetch_hash(&self, hash: u64) {
+        (**self).prefetch_hash(hash);
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, batch: &[(u64, K, C)]) -> bool {
+        (**self).insert(batch)
+    }
+}
+
+impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::Claim<'_, '_, K, C> {
+    #[inline(always)]
+    fn prefetch_hash(&self, hash: u64) {
+        frontier::Claim::prefetch_hash(self, hash);
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, batch: &[(u64, K, C)]) -> bool {
+        self.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2)
+    }
+}
+
+/// A [`Sink`] for a depth whose partitions do not all stay in memory: successors of the
+/// partitions kept in memory go into `set`, the others to the depth's [`Outbox`] (through a
+/// buffer of this thread's).
+pub(crate) struct Routed<'a, K: Pod, C: Pod, S> {
+    /// Where the successors kept in memory go.
+    pub set: S,
+    /// Where the others go.
+    pub outbox: &'a Outbox<K, C>,
+    /// This thread's buffer of successors for the outbox.
+    pub diverted: Diverted<K, C>,
+    /// The successors kept, reused from batch to batch.
+    pub kept: Batch<K, C>,
+}
+
+impl<K: PackedKey, C: Tally, S: Sink<K, C>> Sink<K, C> for Routed<'_, K, C, S> {
+    #[inline(always)]
+    fn prefetch_hash(&self, hash: u64) {
+        if self.outbox.plan().is_resident(hash) {
+            self.set.prefetch_hash(hash);
+        }
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, batch: &[(u64, K, C)]) -> bool {
+        self.kept.clear();
+        for &(h, k, c) in batch {
+            match self.outbox.away(h) {
+                None => self.kept.push((h, k, c)),
+                Some(p) => self.diverted.push(self.outbox, p, k, c),
+            }
+        }
+        self.set.insert(&self.kept)
+    }
+}
+
+impl<K: Pod, C: Pod, S> Drop for Routed<'_, K, C, S> {
+    fn drop(&mut self) {
+        self.outbox.send(&mut self.diverted);
+    }
+}
+
+/// Successors gathered (from as many positions as it takes) before they are canonicalised,
+/// their slots prefetched, and inserted (with their counts) as one batch: by the time the
+/// batch is inserted, its slots have arrived.
+const DIRECT_BATCH: usize = 192;
+
+/// The most positions [`Rules::successors_of_many`] takes at once, over all rules.
+const MANY_MAX: usize = 16;
+
+/// [`direct`]'s batch of successors: hash, canonical key and counts.
+pub(crate) type Batch<K, C> = Vec<(u64, K, C)>;
+
+/// Expands one chunk straight into the next frontier's only set (the one-thread path): full
+/// successors into `c.acc` (and `c.full` when counting boards), the others canonicalised and
+/// inserted in batches. Returns the number of successors inserted.
+///
+/// The positions are handed to [`Rules::successors_of_many`] [`Rules::MANY`] at a time, and
+/// the successors of consecutive positions gather in one buffer, each tagged with its parent,
+/// until a batch is full; a batch is then handled in one loop over the buffer. A loop a
+/// position would end at a different count each time: a mispredicted branch a position.
+/// Its successor loop repeats [`expand`]'s on purpose: one loop generic over what happens to
+/// a successor (closures over a sink) measured 2-5% slower on this path.
+#[inline(always)]
+pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
+    rules: &R,
+    weights: W,
+    cur: &Frontier<R::Key, W::Count>,
+    c: &mut Chunk<R::Key, W::Sum>,
+    set: &mut S,
+    batch: &mut Batch<R::Key, W::Count>,
+    count_boards: bool,
+) -> usize {
+    const { assert!(DIRECT_BATCH + R::MANY * R::BUFFER <= SUCCESSORS && R::MANY <= MANY_MAX) };
+    let mut succ = successor_buffer::<R>();
+    // Successor j came from parent slot `from[j] >> 1`, which may fill the board when bit 0 is
+    // set (one empty cell: see `Rules::may_fill`).
+    let mut from = [0u32; SUCCESSORS];
+    let mut full = std::mem::take(&mut c.full);
+    full.clear();
+    // Written by index below, never read past what was written.
+    batch.resize(DIRECT_BATCH + R::MANY * R::BUFFER, (0, R::Key::ZERO, W::Count::zero()));
+    let mut out = Expanded { parents: c.parents(cur), acc: W::Sum::zero(), paths: 0, records: 0, full };
+    let mut m = 0;
+    let mut positions = c.positions(cur);
+    while let Some(n) = next_successors(rules, &mut positions, &mut succ[m..], &mut from[m..]) {
+        m += n;
+        if m >= DIRECT_BATCH {
+            if !out.flush(rules, weights, &succ[..m], &from[..m], set, batch, count_boards) {
+                // A shared set that ran out of room: the depth is redone.
+                c.full = out.full;
+                return out.records;
+            }
+            m = 0;
+        }
+    }
+    out.flush(rules, weights, &succ[..m], &from[..m], set, batch, count_boards);
+    (c.full, c.acc, c.ended_paths) = (out.full, out.acc, out.paths);
+    out.records
+}
+
+/// What [`direct`] has made of a chunk so far.
+struct Expanded<'a, K: PackedKey, C: Tally, S> {
+    /// The chunk's slots.
+    parents: &'a [Slot<K, C>],
+    /// Σ counts × hashes of the paths ended on full boards.
+    acc: S,
+    /// Paths ended on full boards.
+    paths: u32,
+    /// Successors inserted.
+    records: usize,
+    /// The full successors (when counting boards).
+    full: Vec<Record<K>>,
+}
+
+impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
+    /// Handles the successors in `succ` (successor j from parent `from[j] >> 1`, which may
+    /// fill the board when bit 0 is set): the full ones end their paths, the others are
+    /// canonicalised, their slots prefetched, and then inserted. False when a shared set ran
+    /// out of room.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn flush<R: Rules<Key = K>, W: Weights<Count = C, Sum = S>, T: Sink<K, C>>(
+        &mut self,
+        rules: &R,
+        weights: W,
+        succ: &[K],
+        from: &[u32],
+        set: &mut T,
+        batch: &mut Batch<K, C>,
+        count_boards: bool,
+    ) -> bool {
+        let mut len = 0;
+        for (&s, &f) in succ.iter().zip(from) {
+            let i = (f >> 1) as usize;
+            let n = self.parents[i].count();
+            if f & 1 != 0 && rules.is_full(s) {
+                weights.end(&mut self.acc, n, &rules.hashes(s));
+                self.paths = self.paths.wrapping_add(weights.paths(n));
+                if count_boards {
+                    let (key, t) = rules.canonical(s);
+                    self.full.push(Record::new(key, i, t));
+                }
+            } else {
+                let (key, t) = rules.canonical(s);
+                let hash = frontier::key_hash(&key);
+                set.prefetch_hash(hash);
+                batch[len] = (hash, key, weights.carry(rules, n, t));
+                len += 1;
+            }
+        }
+        self.records += len;
+        set.insert(&batch[..len])
+    }
+}
+
+/// Fills next shard `s` from every chunk's records for it, in chunk order; with an `outbox`,
+/// the records of partitions kept on disk go there instead, with their counts.
+#[inline(always)]
+pub(crate) fn insert<R: Rules, W: Weights>(
+    rules: &R,
+    weights: W,
+    cur: &Frontier<R::Key, W::Count>,
+    chunks: &[Chunk<R::Key, W::Sum>],
+    s: usize,
+    set: &mut frontier::CountSet<R::Key, W::Count>,
+    outbox: Option<&Outbox<R::Key, W::Count>>,
+) {
+    let Some(outbox) = outbox else {
+        for c in chunks {
+            let parents = c.parents(cur);
+            set.insert_many(c.bucket(s), |r| r.key, |r| r.counts(rules, weights, parents));
+        }
+        return;
+    };
+    let mut kept: Batch<R::Key, W::Count> = Vec::new();
+    let mut diverted = Diverted::new();
+    for c in chunks {
+        let parents = c.parents(cur);
+        kept.clear();
+        for r in c.bucket(s) {
+            let (key, hash) = (r.key, key_hash(&{ r.key }));
+            let counts = r.counts(rules, weights, parents);
+            match outbox.away(hash) {
+                None => kept.push((hash, key, counts)),
+                Some(p) => diverted.push(outbox, p, key, counts),
+            }
+        }
+        set.insert_many(&kept, |r| r.1, |r| r.2);
+    }
+    outbox.send(&mut diverted);
+}
+
+/// The last two depths over one chunk, the successors of its positions never canonicalised
+/// or stored: a full one ends its paths at once (`c.acc`, `c.ended_paths`), any other ends
+/// them through its own successors, whose hashes come summed from the tables
+/// ([`Rules::successor_hashes`], as in [`last`]) into `c.beyond`. A successor `s` of the
+/// stored `k` is reached as `g(s)` by the paths that reached `g(k)`, so the parent's counts
+/// apply to `s`'s own lanes unpermuted. `c.records` counts the successors that are not full
+/// (the records a stored depth would have made).
+///
+/// As in [`direct`], positions go to [`Rules::successors_of_many`] [`Rules::MANY`] at a time;
+/// the successors that are not full gather (with their parent's slot) until `MANY` of them
+/// go to [`Rules::successor_hashes_of_many`] at once.
+#[inline(always)]
+pub(crate) fn last_two<R: Rules, W: Weights>(
+    rules: &R,
+    weights: W,
+    cur: &Frontier<R::Key, W::Count>,
+    c: &mut Chunk<R::Key, W::Sum>,
+) {
+    const { assert!(R::MANY * R::BUFFER <= SUCCESSORS && R::MANY <= MANY_MAX) };
+    let parents = c.parents(cur);
+    let mut succ = successor_buffer::<R>();
+    let mut from = [0u32; SUCCESSORS];
+    // Successors not full yet to be summed, each with its parent's slot.
+    let (mut open, mut open_from) = ([R::Key::ZERO; MANY_MAX], [0u32; MANY_MAX]);
+    let mut hashes = [[0u32; 8]; MANY_MAX];
+    let (mut acc, mut beyond, mut paths, mut records) = (W::Sum::zero(), W::Sum::zero(), 0u32, 0);
+    let mut pending = 0;
+    let mut positions = c.positions(cur);
+    while let Some(m) = next_successors(rules, &mut positions, &mut succ, &mut from) {
+        for (&s, &f) in succ[..m].iter().zip(&from[..m]) {
+            let i = f >> 1;
+            if f & 1 != 0 && rules.is_full(s) {
+                let n = parents[i as usize].count();
+                weights.end(&mut acc, n, &rules.hashes(s));
+                paths = paths.wrapping_add(weights.paths(n));
+            } else {
+                (open[pending], open_from[pending]) = (s, i);
+                pending += 1;
+                if pending == R::MANY {
+                    let open = (&open[..pending], &open_from[..pending]);
+                    sum_open(rules, weights, parents, open, &mut hashes, &mut beyond);
+                    records += pending;
+                    pending = 0;
+                }
+            }
+        }
+    }
+    sum_open(rules, weights, parents, (&open[..pending], &open_from[..pending]), &mut hashes, &mut beyond);
+    records += pending;
+    (c.acc, c.beyond, c.ended_paths, c.records) = (acc, beyond, paths, records);
+}
+
+/// Adds to `beyond` the paths through each successor `open.0[j]` (of parent slot
+/// `open.1[j]`) and on to its own successors ([`last_two`]'s step; a function, not a closure:
+/// a closure would not inherit the kernel's instruction set, and its intrinsics would be
+/// calls).
+#[inline(always)]
+fn sum_open<R: Rules, W: Weights>(
+    rules: &R,
+    weights: W,
+    parents: &[Slot<R::Key, W::Count>],
+    open: (&[R::Key], &[u32]),
+    hashes: &mut [Counts],
+    beyond: &mut W::Sum,
+) {
+    rules.successor_hashes_of_many(open.0, hashes);
+    for (h, &i) in hashes.iter().zip(open.1) {
+        weights.end(beyond, parents[i as usize].count(), h);
+    }
+}
+
+/// The last depth over one chunk: `c.acc` = Σ counts × summed successor hashes.
+#[inline(always)]
+pub(crate) fn last<R: Rules, W: Weights>(
+    rules: &R,
+    weights: W,
+    cur: &Frontier<R::Key, W::Count>,
+    c: &mut Chunk<R::Key, W::Sum>,
+) {
+    let mut acc = W::Sum::zero();
+    for (_, k, n) in c.positions(cur) {
+        weights.end(&mut acc, n, &rules.successor_hashes(k));
+    }
+    c.acc = acc;
+}

@@ -1,0 +1,55 @@
+//! What a search reports about each depth, and the process's memory figures.
+
+/// Statistics of one depth of a search.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DepthStats {
+    /// The depth (number of moves played).
+    pub depth: u32,
+    /// Canonical positions stored at this depth (full boards are not stored; none at the last
+    /// depth unless boards are counted, nor at the one before it on paths that sum the last
+    /// two depths in one pass, see [`state::Rules::CHEAP_SUCCESSOR_HASHES`], unless boards are
+    /// counted or every depth's answer is asked for).
+    pub states: u64,
+    /// With board counting: the distinct boards reached by exactly this many moves, full ones
+    /// included (what the stored positions and the full boards stand for).
+    pub boards: Option<u64>,
+    /// Successor records generated to reach the stored positions (one per move, before
+    /// merging).
+    pub records: u64,
+    /// Paths that ended on a full board at this depth, modulo 2^32 (all paths still going
+    /// at the last depth end there too, but are not counted here).
+    pub ended_paths: u32,
+    /// Sum of the hashes of all paths ending at this depth (full boards reached at this depth,
+    /// plus every path at the last depth), modulo 2^30.
+    pub ended: u32,
+    /// Wall-clock seconds spent on this depth.
+    pub seconds: f64,
+    /// Of which expanding the previous frontier (generating and canonicalising successors).
+    pub expand_seconds: f64,
+    /// Of which inserting the records into the new frontier.
+    pub insert_seconds: f64,
+    /// Peak resident memory of the process so far, in bytes (Linux; 0 elsewhere), as last read:
+    /// it is read only after depths that took over a millisecond, at most once in 10 ms (0
+    /// until then).
+    pub peak_memory: u64,
+    /// Bytes written to disk at this depth (frontiers on disk and checkpoints only).
+    pub bytes_written: u64,
+    /// Bytes read from disk at this depth.
+    pub bytes_read: u64,
+}
+
+/// What sees each depth's statistics as soon as the depth is done (for progress reports). It
+/// is `Send`: a search moves onto the thread pool when its first parallel depth comes.
+pub(crate) type Observer<'a> = dyn FnMut(&DepthStats) + Send + 'a;
+
+/// Peak resident memory of this process in bytes (`VmHWM`), 0 where unknown.
+pub fn peak_memory() -> u64 {
+    status_bytes("VmHWM:").unwrap_or(0)
+}
+
+fn status_bytes(field: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with(field))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}

@@ -176,12 +176,10 @@ impl Checkpoint {
         &self.dir
     }
 
-    /// A fresh directory for the files of `depth` (emptied if a killed run left one).
+    /// The directory for the files of `depth` (a killed run's uncommitted one was removed when
+    /// the checkpoint was resumed).
     pub(crate) fn depth_dir(&self, depth: u32) -> io::Result<PathBuf> {
         let d = self.dir.join(depth_name(depth));
-        if self.committed.as_deref() != Some(&depth_name(depth)) {
-            let _ = std::fs::remove_dir_all(&d);
-        }
         std::fs::create_dir_all(&d)
             .map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", d.display())))?;
         Ok(d)

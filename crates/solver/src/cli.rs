@@ -47,20 +47,25 @@ pub struct Args {
     /// Never show the progress bar (it shows only on a terminal, for runs over a second).
     #[arg(long)]
     pub no_progress: bool,
-    /// Memory for the frontier: in memory while the next depth fits, then on disk in
-    /// partitions that fit. A byte count with an optional K, M, G or T suffix (powers of 1024),
-    /// e.g. 512M or 8G; default: a quarter of the physical memory.
+    /// Memory for the frontier. The frontier is a set of hash partitions: in memory while a
+    /// depth fits; past the limit, as many partitions stay in memory as fit and the others go
+    /// to disk (in --work-dir). A byte count with an optional K, M, G or T suffix (powers of
+    /// 1024), e.g. 512M or 8G.
+    /// [default: a quarter of the physical memory]
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub memory_limit: Option<u64>,
-    /// Directory for the on-disk frontier's scratch files (a fresh subdirectory, removed at
-    /// the end; default: the system's temporary directory).
+    /// Where partitions on disk go: a scratch directory made inside DIR when one first goes to
+    /// disk, removed at the end (a killed run's is removed by the next run in DIR). It does not
+    /// put the frontier on disk by itself (--memory-limit decides). [default: the system's
+    /// temporary directory]
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
-    /// Save every depth's frontier in DIR (atomically), so that a killed run can be resumed;
-    /// the frontier then lives on disk from the start.
+    /// Save every depth's frontier in DIR, a new or empty directory that becomes the run's own,
+    /// so that a killed run can be resumed (partitions in memory are written out too).
     #[arg(long, value_name = "DIR")]
     pub checkpoint: Option<PathBuf>,
-    /// Continue the run saved in DIR by --checkpoint (same board, depth and version).
+    /// Continue the run saved in DIR by --checkpoint (same board, depth, counting and
+    /// version), checkpointing on into DIR.
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
 }
@@ -131,9 +136,9 @@ const EXAMPLES: &str = "Examples:
   solver --all-depths fixtures/shapes/4x4_empty_d8.in   # `depth answer` for depths 0..=8
   solver --json --stats fixtures/shapes/3x5_d7.in       # one JSON object with the statistics
   solver --backend portable --general cg.in             # cross-check the fast paths
-  solver --memory-limit 64M --stats big.in              # frontier on disk, bounded memory
+  solver --memory-limit 64M --stats big.in              # partitions past 64M on disk
   solver --checkpoint ck/ big.in                        # save every depth; if killed:
-  solver --checkpoint ck/ --resume ck/ big.in           # ...continue where it stopped";
+  solver --resume ck/ big.in                            # ...continue where it stopped";
 
 /// Runs the tool with the process's arguments; the exit code is 0 on success, 1 on a failure
 /// to read or write (input, output, or the disk frontier's files), 2 on bad input or
@@ -203,6 +208,15 @@ pub fn run(args: &Args) -> Result<String, (u8, String)> {
             (if io { 1 } else { 2 }, format!("{e:#}"))
         })?;
     progress.finish();
+    if let Some(ck) = &answer.checkpoint {
+        let _ = writeln!(
+            std::io::stderr(),
+            "checkpoint: {} (complete, {:.1} MiB; --resume {} prints the answer again)",
+            ck.dir.display(),
+            ck.bytes as f64 / (1 << 20) as f64,
+            ck.dir.display()
+        );
+    }
     let seconds = started.elapsed().as_secs_f64();
     if args.stats && !args.json {
         eprint!("{}", stats_table(&problem, &answer));

@@ -1,16 +1,18 @@
-//! Frontiers on disk: the same answers as in memory, checkpoints that survive SIGKILL, and
-//! faults (unwritable directories, a full disk, corrupt checkpoints) that end cleanly.
+//! Partitions on disk: the same answers as in memory, checkpoints that survive SIGKILL and are
+//! resumed again, directories that stay the user's, and faults (unwritable directories, a full
+//! disk, changed bytes) that end cleanly. Every test works under the build's temporary
+//! directory and removes what it made.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
-use solver::{solve, Board, Options, Shape};
+use solver::{solve, Answer, Board, Options, Shape};
 
-/// A fresh, empty directory for one test.
+/// A fresh, empty directory for one test, under the build's temporary directory.
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cephalopod-test-{name}-{}", std::process::id()));
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("disk-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -24,34 +26,65 @@ fn entries(dir: &Path) -> Vec<String> {
     v
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(60))]
+/// The same search in memory and with (nearly) every partition on disk: answers, per-depth
+/// answers, positions and boards agree, and nothing is left in the work directory.
+fn compare(board: &Board, depth: u32, base: Options, limit: u64, work: &Path) -> Result<(), TestCaseError> {
+    let mem = solve(board, depth, &base).unwrap();
+    let disk = solve(
+        board,
+        depth,
+        &Options { memory_limit: Some(limit), work_dir: Some(work.to_path_buf()), ..base.clone() },
+    )
+    .unwrap();
+    prop_assert_eq!(disk.answer, mem.answer, "{:?}", base);
+    prop_assert_eq!(&disk.answers, &mem.answers);
+    let key = |a: &Answer| {
+        a.stats.iter().map(|s| (s.depth, s.states, s.boards, s.records, s.ended)).collect::<Vec<_>>()
+    };
+    prop_assert_eq!(key(&disk), key(&mem));
+    prop_assert!(entries(work).is_empty(), "scratch files left: {:?}", entries(work));
+    Ok(())
+}
 
-    /// A tiny memory limit forces many partitions; the answers (at every depth) must not move.
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Tiny memory limits force partitions on disk; nothing observable moves: orbit masses
+    /// (symmetric starts) and lanes, every depth's answer, board counts, one or two threads.
     #[test]
-    fn disk_frontier_matches_memory(rows in 1usize..=4, cols in 1usize..=4, seed in any::<u64>(), depth in 0u32..8, sym in any::<bool>()) {
+    fn disk_partitions_match_memory(rows in 1usize..=4, cols in 1usize..=4, seed in any::<u64>(), depth in 0u32..9, sym in any::<bool>(), lanes in any::<bool>(), threads in 1usize..=2, limit in prop_oneof![Just(1u64), Just(16u64 << 10), Just(256u64 << 10)]) {
         let mut cells = boards::random(rows, cols, seed, 4);
         if sym {
-            // Counted by orbit masses in memory, handed over to disk as lanes.
             cells = boards::symmetric(rows, cols, &cells);
         }
         let board = Board::new(Shape::new(rows, cols).unwrap(), cells).unwrap();
         let work = temp_dir(&format!("prop-{seed}"));
-        let mem = solve(&board, depth, &Options { all_depths: true, ..Options::default() }).unwrap();
-        let disk = solve(&board, depth, &Options {
-            all_depths: true,
-            memory_limit: Some(16 << 10),
-            work_dir: Some(work.clone()),
-            ..Options::default()
-        }).unwrap();
-        prop_assert_eq!(disk.answer, mem.answer);
-        prop_assert_eq!(&disk.answers, &mem.answers);
-        let states: Vec<u64> = disk.stats.iter().map(|s| s.states).collect();
-        let mem_states: Vec<u64> = mem.stats.iter().map(|s| s.states).collect();
-        prop_assert_eq!(&states[..states.len() - 1], &mem_states[..mem_states.len() - 1]);
-        prop_assert!(entries(&work).is_empty(), "scratch files left: {:?}", entries(&work));
+        let base = Options { all_depths: true, lanes, threads: Some(threads), ..Options::default() };
+        compare(&board, depth, base, limit, &work)?;
+        let counted = Options { count_boards: true, lanes, threads: Some(threads), ..Options::default() };
+        compare(&board, depth, counted, limit, &work)?;
         std::fs::remove_dir_all(&work).unwrap();
     }
+}
+
+/// Every key width (`u32`, `u64`, `u128`, `U192`) through partitions on disk.
+#[test]
+fn every_key_width_matches_memory_on_disk() {
+    let work = temp_dir("widths");
+    for (rows, cols, depth) in [(3, 3, 9), (2, 5, 7), (4, 4, 7), (5, 5, 4), (3, 8, 4), (7, 7, 3), (8, 8, 2)] {
+        for sym in [false, true] {
+            let mut cells = boards::random(rows, cols, (rows * cols) as u64, 5);
+            if sym {
+                cells = boards::symmetric(rows, cols, &cells);
+            }
+            let board = Board::new(Shape::new(rows, cols).unwrap(), cells).unwrap();
+            for general in [false, true] {
+                let base = Options { all_depths: true, general, ..Options::default() };
+                compare(&board, depth, base, 1, &work).unwrap();
+            }
+        }
+    }
+    std::fs::remove_dir_all(&work).unwrap();
 }
 
 mod common;
@@ -60,100 +93,216 @@ use common::run as solver;
 #[path = "common/boards.rs"]
 mod boards;
 
-/// Kills a checkpointing run once it has saved depth `kill_after`, resumes it, and checks
-/// the answer against an uninterrupted in-memory run.
-fn kill_and_resume(name: &str, input: &str, kill_after: u32) {
-    let dir = temp_dir(name);
-    let ck = dir.join("ck");
-    let file = dir.join("in.txt");
-    std::fs::write(&file, input).unwrap();
-    let (_, want, _) = solver(&[], input);
-    let ck_arg = ck.to_str().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_solver"))
-        .args(["--threads", "1", "--memory-limit", "1M", "--checkpoint", ck_arg, file.to_str().unwrap()])
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// The depth a checkpoint's manifest names (0 when there is none yet).
+fn saved_depth(ck: &Path) -> u32 {
+    let text = std::fs::read_to_string(ck.join("checkpoint")).unwrap_or_default();
+    text.lines().find_map(|l| l.strip_prefix("depth ")).and_then(|d| d.parse().ok()).unwrap_or(0)
+}
+
+/// Starts the solver on `file` with `args`.
+fn spawn(args: &[&str], file: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_solver"))
+        .args(args)
+        .arg(file)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// SIGKILLs `child` once its checkpoint `ck` has saved depth `depth`; false if it ended first.
+fn kill_at(mut child: Child, ck: &Path, depth: u32) -> bool {
     let start = Instant::now();
-    let mut killed = false;
     loop {
-        let saved = std::fs::read_to_string(ck.join("current")).unwrap_or_default();
-        let depth: u32 = saved.trim().strip_prefix("depth-").and_then(|d| d.parse().ok()).unwrap_or(0);
-        if depth >= kill_after {
-            child.kill().unwrap(); // SIGKILL
-            killed = true;
-            break;
+        if saved_depth(ck) >= depth {
+            child.kill().unwrap();
+            let _ = child.wait();
+            return true;
         }
         if child.try_wait().unwrap().is_some() || start.elapsed() > Duration::from_secs(120) {
-            break;
+            let _ = child.kill();
+            let _ = child.wait();
+            return false;
         }
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(Duration::from_millis(1));
     }
-    let _ = child.wait();
-    assert!(killed, "{name}: the run ended before depth {kill_after} was saved");
-    let (code, got, err) = solver(&["--checkpoint", ck_arg, "--resume", ck_arg, file.to_str().unwrap()], "");
+}
+
+/// Kills a checkpointing run, kills its resumed run further on, resumes again to the end, and
+/// resumes the finished run once more: both answers are an uninterrupted run's, and the work
+/// directory is empty after.
+fn kill_and_resume(name: &str, input: &str, first: u32, second: u32) {
+    let dir = temp_dir(name);
+    let (ck, work, file) = (dir.join("ck"), dir.join("work"), dir.join("in.txt"));
+    std::fs::write(&file, input).unwrap();
+    let (_, want, _) = solver(&[], input);
+    let (ck_arg, work_arg) = (ck.to_str().unwrap(), work.to_str().unwrap());
+    let common = ["--threads", "1", "--memory-limit", "1M", "--work-dir", work_arg];
+    let args = |extra: &[&'static str]| -> Vec<String> {
+        common.iter().map(|s| s.to_string()).chain(extra.iter().map(|s| s.to_string())).collect()
+    };
+    let checkpoint: Vec<String> = args(&["--checkpoint"]).into_iter().chain([ck_arg.to_string()]).collect();
+    let resume: Vec<String> = args(&["--resume"]).into_iter().chain([ck_arg.to_string()]).collect();
+    assert!(kill_at(spawn(&strs(&checkpoint), &file), &ck, first), "{name}: ended before depth {first}");
+    assert!(
+        kill_at(spawn(&strs(&resume), &file), &ck, second),
+        "{name}: resumed run ended before depth {second}"
+    );
+    let mut resumed = strs(&resume);
+    resumed.push(file.to_str().unwrap());
+    let (code, got, err) = solver(&resumed, "");
     assert_eq!(code, 0, "{name}: {err}");
     assert_eq!(got, want, "{name}: resumed answer differs");
-    // Resuming a finished run again is harmless, and gives the same answer.
-    let (_, again, _) = solver(&["--resume", ck_arg, file.to_str().unwrap()], "");
-    assert_eq!(again, want);
+    assert!(err.contains(ck_arg), "{name}: the checkpoint's place is reported: {err}");
+    let (code, again, err) = solver(&resumed, "");
+    assert_eq!((code, &again), (0, &want), "{name}: {err}");
+    assert!(entries(&work).is_empty(), "{name}: scratch left: {:?}", entries(&work));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
-fn killed_runs_resume_with_the_same_answer() {
-    kill_and_resume("kill-3x3", "40\n0 0 0\n0 0 0\n0 0 0\n", 12);
-    kill_and_resume("kill-3x4", "16\n0 0 0 0\n0 0 0 0\n0 0 0 0\n", 5);
+fn killed_runs_resume_twice_with_the_same_answer() {
+    kill_and_resume("kill-3x3", "40\n0 0 0\n0 0 0\n0 0 0\n", 12, 20);
+    kill_and_resume("kill-3x4", "16\n0 0 0 0\n0 0 0 0\n0 0 0 0\n", 5, 9);
 }
 
 #[test]
-fn a_checkpoint_of_another_problem_is_refused() {
+fn a_killed_runs_scratch_is_removed_by_the_next_run() {
+    let dir = temp_dir("scratch");
+    let (work, file) = (dir.join("work"), dir.join("in.txt"));
+    let input = "16\n0 0 0 0\n0 0 0 0\n0 0 0 0\n";
+    std::fs::write(&file, input).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("notes.txt"), "the user's").unwrap();
+    let mut child =
+        spawn(&["--threads", "1", "--memory-limit", "1", "--work-dir", work.to_str().unwrap()], &file);
+    let start = Instant::now();
+    while entries(&work).len() < 2 && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert_eq!(entries(&work).len(), 2, "the killed run left its scratch: {:?}", entries(&work));
+    let (code, _, err) =
+        solver(&["--memory-limit", "1", "--work-dir", work.to_str().unwrap()], "6\n0 0\n0 0\n");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(entries(&work), ["notes.txt"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn checkpoint_directories_stay_the_users() {
     let dir = temp_dir("refuse");
     let ck = dir.join("ck");
     let ck_arg = ck.to_str().unwrap();
+    // A directory holding a user's file is refused, and the file kept.
+    std::fs::create_dir_all(&ck).unwrap();
+    std::fs::write(ck.join("thesis.tex"), "mine").unwrap();
+    let (code, out, err) = solver(&["--checkpoint", ck_arg], "5\n0 0\n0 0\n");
+    assert!(code == 2 && out.is_empty() && err.contains("thesis.tex"), "{err}");
+    let (code, out, err) = solver(&["--resume", ck_arg], "5\n0 0\n0 0\n");
+    assert!(code != 0 && out.is_empty(), "{err}");
+    assert_eq!(std::fs::read_to_string(ck.join("thesis.tex")).unwrap(), "mine");
+    std::fs::remove_file(ck.join("thesis.tex")).unwrap();
+    // A checkpoint of one problem: another problem's run neither resumes nor overwrites it.
     let (code, _, err) = solver(&["--checkpoint", ck_arg], "5\n0 0\n0 0\n");
     assert_eq!(code, 0, "{err}");
+    let before = entries(&ck);
+    for input in ["5\n0 0\n0 1\n", "6\n0 0\n0 0\n"] {
+        let (code, out, err) = solver(&["--checkpoint", ck_arg], input);
+        assert!(code == 2 && out.is_empty() && err.contains("--resume"), "{err}");
+    }
     for (input, needle) in [("5\n0 0\n0 1\n", "another board"), ("6\n0 0\n0 0\n", "depth 5")] {
         let (code, out, err) = solver(&["--resume", ck_arg], input);
         assert!(code != 0 && out.is_empty(), "{err}");
         assert!(err.contains(needle) && err.contains(ck_arg), "{err}");
     }
+    let (code, _, err) = solver(&["--resume", ck_arg, "--lanes"], "5\n0 0\n0 0\n");
+    assert!(code != 0 && err.contains("refusing"), "{err}");
+    assert_eq!(entries(&ck), before);
+    // --checkpoint and --resume naming different directories.
+    let other = dir.join("other");
+    let (code, _, err) =
+        solver(&["--checkpoint", other.to_str().unwrap(), "--resume", ck_arg], "5\n0 0\n0 0\n");
+    assert!(code == 2 && err.contains("--resume"), "{err}");
     // Missing checkpoint.
     let (code, out, err) = solver(&["--resume", dir.join("nothing").to_str().unwrap()], "5\n0 0\n0 0\n");
     assert!(code != 0 && out.is_empty() && err.contains("nothing"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Every file of a checkpoint, every byte position class (header, records, checksum), changed:
+/// resuming is an error naming the file, or the right answer, never a wrong one.
 #[test]
-fn a_corrupt_checkpoint_is_an_error_naming_the_file() {
+fn a_changed_byte_in_any_checkpoint_file_is_never_a_wrong_answer() {
     let dir = temp_dir("corrupt");
     let ck = dir.join("ck");
     let ck_arg = ck.to_str().unwrap();
-    let input = "8\n0 0 0\n0 0 0\n0 0 0\n";
-    let (code, _, err) = solver(&["--checkpoint", ck_arg, "--memory-limit", "1K"], input);
-    assert_eq!(code, 0, "{err}");
-    let current = std::fs::read_to_string(ck.join("current")).unwrap();
-    let level = ck.join(current.trim());
-    let part = std::fs::read_dir(&level)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "rec") && std::fs::metadata(p).unwrap().len() > 100)
-        .expect("a part file with records");
-    let raw = std::fs::read(&part).unwrap();
-    // Truncated.
-    std::fs::write(&part, &raw[..raw.len() - 10]).unwrap();
-    let (code, out, err) = solver(&["--resume", ck_arg], input);
-    assert!(code != 0 && out.is_empty(), "{err}");
-    assert!(err.contains(part.file_name().unwrap().to_str().unwrap()) && err.contains("truncated"), "{err}");
-    // A flipped byte.
-    let mut flipped = raw.clone();
-    flipped[40] ^= 0x10;
-    std::fs::write(&part, &flipped).unwrap();
-    let (code, out, err) = solver(&["--resume", ck_arg], input);
-    assert!(code != 0 && out.is_empty() && err.contains("checksum"), "{err}");
+    // A checkpoint with frontier files: a run killed once it has saved depth 14 of 40.
+    let file = dir.join("in.txt");
+    let deep = "40\n0 0 0\n0 0 0\n0 0 0\n";
+    std::fs::write(&file, deep).unwrap();
+    let (_, want_deep, _) = solver(&[], deep);
+    assert!(kill_at(
+        spawn(&["--threads", "1", "--memory-limit", "1M", "--checkpoint", ck_arg], &file),
+        &ck,
+        14
+    ));
+    let pristine = dir.join("pristine");
+    copy_dir(&ck, &pristine);
+    let mut files = Vec::new();
+    walk(&pristine, &mut files);
+    assert!(files.len() >= 2, "{files:?}");
+    let mut refused = 0;
+    for f in &files {
+        let len = std::fs::metadata(f).unwrap().len() as usize;
+        for at in [0, 5, 20, 33, 40, len / 2, len.saturating_sub(9), len - 1] {
+            let _ = std::fs::remove_dir_all(&ck);
+            copy_dir(&pristine, &ck);
+            let target = ck.join(f.strip_prefix(&pristine).unwrap());
+            let mut raw = std::fs::read(&target).unwrap();
+            raw[at.min(len - 1)] ^= 0x04;
+            std::fs::write(&target, &raw).unwrap();
+            let (code, got, err) =
+                solver(&["--resume", ck_arg, "--threads", "1", file.to_str().unwrap()], "");
+            if code == 0 {
+                assert_eq!(got, want_deep, "{} byte {at} changed: a wrong answer", target.display());
+            } else {
+                assert!(got.is_empty(), "{err}");
+                let name = target.file_name().unwrap().to_str().unwrap();
+                assert!(err.contains(name) || err.contains(ck_arg), "{} byte {at}: {err}", target.display());
+                refused += 1;
+            }
+        }
+    }
+    assert!(refused > 0);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.path().is_dir() {
+            walk(&e.path(), out);
+        } else {
+            out.push(e.path());
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
 }
 
 #[test]
@@ -191,9 +340,9 @@ fn a_full_disk_ends_cleanly() {
     assert!(stderr.contains("cannot write") && stderr.contains(".rec"), "{stderr}");
     assert!(entries(&work).is_empty(), "scratch files left: {:?}", entries(&work));
     // The checkpoint keeps only its last complete depth (if any), nothing half written.
-    let current = std::fs::read_to_string(ck.join("current")).unwrap_or_default();
+    let current = format!("depth-{}", saved_depth(&ck));
     for e in entries(&ck) {
-        assert!(e == "current" || e == current.trim(), "stray {e} in the checkpoint");
+        assert!(e == "checkpoint" || e == current, "stray {e} in the checkpoint");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

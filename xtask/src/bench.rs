@@ -165,6 +165,11 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
         ]),
         Workload::one("random5x5-d8", random5).general(),
         Workload::one("random5x5-d8 (vs 1 thread)", random5).against(&["--threads", "1"]),
+        Workload::one("empty3x3-d40 --memory-limit 2M (vs in memory)", empty3)
+            .args(&["--memory-limit", "2M"])
+            .against(&[])
+            .memory()
+            .expect("503115192"),
         Workload::one("empty4x4-d18 --memory-limit 64M (vs in memory)", empty4_18)
             .args(&["--memory-limit", "64M"])
             .against(&[])

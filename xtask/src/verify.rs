@@ -133,33 +133,54 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let threads: Option<usize> = flag_value(args, "--threads")?;
     let exe = build_solver(root)?;
     println!("solver: {}, backend: {}\n", exe.display(), backend(&exe)?);
-    println!("| case | shape | depth | expected | got | seconds | verdict |");
-    println!("|---|---|---|---|---|---|---|");
+    // Every fixture twice: in memory, and with every partition of the frontier on disk (a
+    // memory limit of one byte), its scratch in the build's directory.
+    let scratch = root.join("target/verify-scratch");
+    std::fs::create_dir_all(&scratch)?;
+    let disk = [
+        "--memory-limit".to_string(),
+        "1".to_string(),
+        "--work-dir".to_string(),
+        scratch.display().to_string(),
+    ];
+    println!("| case | shape | depth | frontier | expected | got | seconds | verdict |");
+    println!("|---|---|---|---|---|---|---|---|");
     let mut failed = 0;
     let all = cases(root)?;
     for case in &all {
         let (shape, depth) = describe(&case.input)?;
-        let mut cmd = Command::new(&exe);
-        if let Some(t) = threads {
-            cmd.args(["--threads", &t.to_string()]);
+        for (home, extra) in [("memory", &[][..]), ("disk", &disk[..])] {
+            let mut cmd = Command::new(&exe);
+            if let Some(t) = threads {
+                cmd.args(["--threads", &t.to_string()]);
+            }
+            cmd.args(extra);
+            let t = Instant::now();
+            let out = cmd.stdin(std::fs::File::open(&case.input)?).output()?;
+            let secs = t.elapsed().as_secs_f64();
+            let got = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            let ok = out.status.success() && got == case.expected;
+            failed += usize::from(!ok);
+            println!(
+                "| {} | {} | {} | {} | {} | {} | {:.3} | {} |",
+                case.name,
+                shape,
+                depth,
+                home,
+                case.expected,
+                if got.is_empty() { String::from_utf8_lossy(&out.stderr).trim().to_string() } else { got },
+                secs,
+                if ok { "ok" } else { "MISMATCH" }
+            );
         }
-        let t = Instant::now();
-        let out = cmd.stdin(std::fs::File::open(&case.input)?).output()?;
-        let secs = t.elapsed().as_secs_f64();
-        let got = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        let ok = out.status.success() && got == case.expected;
-        failed += usize::from(!ok);
-        println!(
-            "| {} | {} | {} | {} | {} | {:.3} | {} |",
-            case.name,
-            shape,
-            depth,
-            case.expected,
-            if got.is_empty() { String::from_utf8_lossy(&out.stderr).trim().to_string() } else { got },
-            secs,
-            if ok { "ok" } else { "MISMATCH" }
-        );
     }
+    let left = std::fs::read_dir(&scratch)?.count();
+    std::fs::remove_dir_all(&scratch)?;
+    if left > 0 {
+        println!("scratch files left by the runs on disk: {left}");
+        failed += 1;
+    }
+    let all: Vec<_> = all.iter().flat_map(|c| [c, c]).collect();
     println!("\nfixtures: {} passed, {} failed", all.len() - failed, failed);
     failed += check_counts(root, &exe)?;
     println!("\nexhaustive backend check (every 3x3 board, release):");

@@ -605,7 +605,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         if self.storage.checkpoint.is_none() {
             remove_parts(&self.away.parts)?;
         }
-        self.phase_seconds[1] += t_merge.elapsed().as_secs_f64();
+        if !away.is_empty() {
+            self.phase_seconds[1] += t_merge.elapsed().as_secs_f64();
+        }
         let away = Away { parts: away };
         let states = states_home + away.states();
         if self.count_boards {

@@ -75,7 +75,10 @@ impl<T: Zeroable + Copy> MmapArray<T> {
                 .map_anon()
                 .or_else(|_| MmapOptions::new().len(len * size).map_anon())
                 .unwrap_or_else(|e| panic!("cannot map {bytes} bytes of anonymous memory: {e}"));
-            assert!(map.as_ptr() as usize % std::mem::align_of::<T>() == 0, "maps are page-aligned");
+            assert!(
+                (map.as_ptr() as usize).is_multiple_of(std::mem::align_of::<T>()),
+                "maps are page-aligned"
+            );
             let ptr = NonNull::new(map.as_mut_ptr().cast::<T>()).expect("a map is never at address 0");
             // Element by element, not byte by byte: a `T` may have padding bytes, which are
             // not to be read.

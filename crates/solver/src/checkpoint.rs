@@ -324,7 +324,7 @@ impl Manifest {
         let mut parts = Vec::with_capacity(count.min(1 << 16));
         for _ in 0..count {
             let f = get("part")?;
-            if f.len() < 3 || f.len() % 2 == 0 {
+            if f.len() < 3 || f.len().is_multiple_of(2) {
                 bail!("a malformed `part` line");
             }
             let files = f[3..].chunks(2).map(|c| PathBuf::from(&c[0])).collect();

@@ -648,7 +648,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         // Distinct positions per record sent, as at the last depth.
         let distinct = (self.growth / self.fanout.max(1e-9)).clamp(0.01, 1.0);
         let sets = &self.merge_sets;
-        let merged: Vec<Result<(Part, u64, u64, W::Sum, u64)>> = parts
+        let merged: Vec<Result<(home::Merged, W::Sum, u64)>> = parts
             .into_par_iter()
             .map(|part| {
                 let mine = rayon::current_thread_index().unwrap_or(0) % sets.len();
@@ -662,7 +662,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                         boards += weights.boards(rules, k, n);
                     }
                 })?;
-                Ok((m.part, m.read, m.written, sum, boards))
+                Ok((m, sum, boards))
             })
             .collect();
         // The sets' memory goes back before the next depth (the budget counts them only while
@@ -670,7 +670,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         self.merge_sets.clear();
         let (mut parts, mut sum, mut boards) = (Vec::new(), W::Sum::zero(), 0);
         for m in merged {
-            let (part, read, written, s, b) = m?;
+            let (home::Merged { part, read, written }, s, b) = m?;
             self.io.0 += read;
             self.io.1 += written;
             (sum, boards) = (sum.merge(s), boards + b);

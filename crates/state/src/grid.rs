@@ -4,8 +4,10 @@ use tables::captures::{PATTERN_SUMS, PLACEMENTS};
 use tables::geometry::{Geometry, MAX_CELLS, NO_CELL};
 
 use crate::canon::{Portable, Wide};
+use crate::counts::Counts;
 use crate::key::{pack, unpack, PackedKey};
-use crate::rules::{Counts, Level, Rules};
+use crate::level::Level;
+use crate::rules::Rules;
 use crate::shape::Shape;
 
 /// The rules of one board shape over a packed key `K` (cell `i` in bits `3i..3i+3`).

@@ -39,16 +39,18 @@
 #![deny(missing_docs)]
 
 pub mod canon;
+mod counts;
 mod grid;
 mod key;
+mod level;
 mod ring3;
 mod rules;
 mod shape;
 
+pub use counts::{fold_lanes, mul_add, Counts};
 pub use grid::Grid;
 pub use key::{pack, unpack, PackedKey, U192};
+pub use level::Level;
 pub use ring3::Ring3;
-pub use rules::{
-    fold_lanes, mul_add, successor_hashes_one_by_one, successors_one_by_one, Counts, Level, Rules,
-};
+pub use rules::{successor_hashes_one_by_one, successors_one_by_one, Rules};
 pub use shape::{hash_cells, Board, BoardError, Shape, ShapeError, Width, HASH_MASK};

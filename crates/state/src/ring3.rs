@@ -6,7 +6,9 @@ use tables::ring3::{
 };
 
 use crate::canon::{reverse_ring, Canon3, ROTATE};
-use crate::rules::{successor_hashes_one_by_one, successors_one_by_one, Counts, Level, Rules};
+use crate::counts::Counts;
+use crate::level::Level;
+use crate::rules::{successor_hashes_one_by_one, successors_one_by_one, Rules};
 use crate::shape::Shape;
 
 /// Positions [`Rules::successors_of_many`] takes at once.

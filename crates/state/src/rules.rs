@@ -1,66 +1,9 @@
 //! The interface between a board packing and the search: what the solver asks of a position.
 
+use crate::counts::Counts;
 use crate::key::PackedKey;
+use crate::level::Level;
 use crate::shape::Shape;
-
-/// One path count per symmetry: lane `g` counts the paths that reached the board `g(c)`, where
-/// `c` is the stored canonical key. Boards with 4 symmetries keep lanes `4..8` at zero.
-/// Counts wrap modulo 2^32, which is exact modulo 2^30 (all the answer keeps).
-pub type Counts = [u32; 8];
-
-/// The instruction set a backend's hot loops are compiled for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Level {
-    /// Baseline instructions only: runs everywhere.
-    Portable,
-    /// x86-64 with AVX2, BMI1, BMI2 and POPCNT.
-    Avx2,
-}
-
-impl Level {
-    /// The best level this CPU supports (detected at run time).
-    pub fn detect() -> Level {
-        if Level::Avx2.is_available() {
-            Level::Avx2
-        } else {
-            Level::Portable
-        }
-    }
-
-    /// True when this CPU can run code compiled for `self`.
-    pub fn is_available(self) -> bool {
-        match self {
-            Level::Portable => true,
-            #[cfg(target_arch = "x86_64")]
-            Level::Avx2 => {
-                // `cpufeatures` asks the CPU only what these features need (3 CPUID leaves, each
-                // a trap to the hypervisor on a virtual machine), where std's detection asks every
-                // leaf it knows: a measurable share of a small search's process start-up.
-                cpufeatures::new!(avx2_level, "avx2", "bmi1", "bmi2", "popcnt");
-                avx2_level::get()
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            Level::Avx2 => false,
-        }
-    }
-
-    /// The name used on the command line and in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Level::Portable => "portable",
-            Level::Avx2 => "avx2",
-        }
-    }
-
-    /// Parses a name given by [`Level::name`].
-    pub fn from_name(name: &str) -> Option<Level> {
-        match name {
-            "portable" => Some(Level::Portable),
-            "avx2" => Some(Level::Avx2),
-            _ => None,
-        }
-    }
-}
 
 /// A board packing with its moves, symmetries and hashes: everything a breadth-first search over
 /// canonical positions needs. Implemented by [`crate::Grid`] (any shape) and [`crate::Ring3`]
@@ -236,17 +179,4 @@ pub fn successor_hashes_one_by_one<R: Rules + ?Sized>(rules: &R, keys: &[R::Key]
     for (o, &k) in out[..keys.len()].iter_mut().zip(keys) {
         *o = rules.successor_hashes(k);
     }
-}
-
-/// `a + b * c` lane by lane, wrapping.
-#[inline(always)]
-pub fn mul_add(a: &mut Counts, b: &Counts, c: &Counts) {
-    for g in 0..8 {
-        a[g] = a[g].wrapping_add(b[g].wrapping_mul(c[g]));
-    }
-}
-
-/// The answer's 30 bits of a lane vector: the sum of its lanes, modulo 2^30.
-pub fn fold_lanes(v: &Counts) -> u32 {
-    v.iter().fold(0u32, |a, &x| a.wrapping_add(x)) & crate::shape::HASH_MASK
 }

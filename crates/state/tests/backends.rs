@@ -30,7 +30,7 @@ pub fn check_backend<B: Canon3>(b: B, boards: impl Iterator<Item = u32>) {
     for (i, s) in boards.enumerate() {
         let want = Portable.canonical(s);
         assert_eq!(b.canonical(s), want, "board {s:#o}");
-        if i % 10 == 0 {
+        if i.is_multiple_of(10) {
             assert_eq!(want, canonical_slow(s), "board {s:#o}");
         }
         let counts = [1, 2, 3, 4, 5, 6, 7, 8];

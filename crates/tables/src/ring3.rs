@@ -457,7 +457,7 @@ mod tests {
                 let want: Vec<u32> =
                     placements_slow(x).iter().map(|m| apply_slow(s, p, m.captured, m.die)).collect();
                 let got = MOVES[moves_at(p, x)..][..want.len()].to_vec();
-                if p % 2 == 0 && p < 8 {
+                if p.is_multiple_of(2) && p < 8 {
                     assert_eq!(want.len(), 1, "a corner has one move");
                 }
                 assert_eq!(PLACEMENTS[x].len as usize, want.len());

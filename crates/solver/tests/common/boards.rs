@@ -30,7 +30,7 @@ pub fn random(rows: usize, cols: usize, seed: u64, one_in: u64) -> Vec<u8> {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if x % one_in == 0 {
+            if x.is_multiple_of(one_in) {
                 (x % 6 + 1) as u8
             } else {
                 0

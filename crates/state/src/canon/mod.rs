@@ -7,7 +7,8 @@
 //! once, when it is built. Either way the choice is made once, never per board. [`Portable`]
 //! runs everywhere and is the reference every other backend is tested against.
 
-use crate::rules::{Counts, Level};
+use crate::counts::Counts;
+use crate::level::Level;
 
 pub mod portable;
 mod wide;

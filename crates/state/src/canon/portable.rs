@@ -3,8 +3,9 @@
 use tables::ring3::{COMPOSE, RING_MASK};
 
 use super::{reverse_ring, Canon3, ROTATE};
+use crate::counts::Counts;
 use crate::key::PackedKey;
-use crate::rules::{Counts, Level};
+use crate::level::Level;
 
 /// Canonicalisation with scalar integer operations; available on every CPU.
 #[derive(Clone, Copy, Debug, Default)]

@@ -17,7 +17,7 @@
 
 use super::Portable;
 use crate::key::{PackedKey, U192};
-use crate::rules::Level;
+use crate::level::Level;
 
 /// The canonicalisation backend of one [`crate::Grid`], chosen when it is built.
 #[derive(Clone, Copy, Debug)]

@@ -5,7 +5,8 @@ use std::arch::x86_64::*;
 use tables::ring3::RING_MASK;
 
 use super::super::{reverse_ring, Canon3, COMPOSE32, ROTATE};
-use crate::rules::{Counts, Level};
+use crate::counts::Counts;
+use crate::level::Level;
 
 /// Canonicalisation with AVX2; only constructible on CPUs that have it.
 ///

@@ -20,7 +20,7 @@ impl Avx2 {
     /// be below 2^63 (see the module documentation).
     #[inline(always)]
     pub(crate) fn canonical_u64(self, rows: &[[u64; 8]], s: u64, symmetries: usize) -> (u64, u8) {
-        debug_assert!(rows.len() <= 8 * 256 && rows.len() % 256 == 0);
+        debug_assert!(rows.len() <= 8 * 256 && rows.len().is_multiple_of(256));
         debug_assert!(symmetries == 4 || symmetries == 8);
         let mut images = self.zero();
         for (k, table) in rows.chunks_exact(256).enumerate() {

@@ -1,0 +1,19 @@
+//! Path counts: one per symmetry, wrapping.
+
+/// One path count per symmetry: lane `g` counts the paths that reached the board `g(c)`, where
+/// `c` is the stored canonical key. Boards with 4 symmetries keep lanes `4..8` at zero.
+/// Counts wrap modulo 2^32, which is exact modulo 2^30 (all the answer keeps).
+pub type Counts = [u32; 8];
+
+/// `a + b * c` lane by lane, wrapping.
+#[inline(always)]
+pub fn mul_add(a: &mut Counts, b: &Counts, c: &Counts) {
+    for g in 0..8 {
+        a[g] = a[g].wrapping_add(b[g].wrapping_mul(c[g]));
+    }
+}
+
+/// The answer's 30 bits of a lane vector: the sum of its lanes, modulo 2^30.
+pub fn fold_lanes(v: &Counts) -> u32 {
+    v.iter().fold(0u32, |a, &x| a.wrapping_add(x)) & crate::shape::HASH_MASK
+}

@@ -28,7 +28,7 @@ pub(crate) const MAX_BITS: u32 = 10;
 
 /// The fewest positions a partition is planned for: below it, a file's fixed costs (open,
 /// header, a set to merge into) outweigh what a smaller partition saves.
-pub(crate) const MIN_PART_STATES: f64 = 4096.0;
+pub(crate) const MIN_PART_STATES: f64 = 16384.0;
 
 /// Below this many bytes of frontier a search is small: the default limit (a share of the
 /// physical memory) is far above it, and is not read.
@@ -167,9 +167,17 @@ impl Budget {
         let buffers = (write_buffer * parts) as f64 * threads;
         let source = resident.max(need.largest_away as f64 * need.position_bytes).max(threads * part_bytes);
         let records_in_flight = ((limit / 16.0) as usize).max(1 << 16);
-        let room = limit - source - buffers - records_in_flight as f64;
+        // An eighth of the limit for the records in flight and the merge sets kept idle.
+        let room = limit - source - buffers - limit / 8.0;
         let kept = if room <= 0.0 { 0 } else { ((room / part_bytes) as usize).min(parts) };
         Plan { bits, resident: kept, write_buffer, records_in_flight }
+    }
+
+    /// True when sets of `bytes` that are idle during a depth's expansion (those that merge
+    /// partitions) may be kept for the next depth: at most an eighth of the limit, which the
+    /// plan leaves free ([`Plan::records_in_flight`] is half of it).
+    pub(crate) fn may_keep(&self, bytes: u64) -> bool {
+        self.limit_for(bytes as f64).is_none_or(|l| bytes.saturating_mul(8) <= l)
     }
 
     /// True when a memory home of `bytes` must go to disk before the next depth: it alone

@@ -665,9 +665,12 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 Ok((m, sum, boards))
             })
             .collect();
-        // The sets' memory goes back before the next depth (the budget counts them only while
-        // partitions are merged).
-        self.merge_sets.clear();
+        // The sets' memory goes back before the next depth unless the budget lets them stay
+        // (it counts them while partitions are merged, and small idle ones beside the source).
+        let idle: usize = self.merge_sets.iter_mut().map(|m| m.get_mut().map_or(0, |s| s.bytes())).sum();
+        if !self.budget.may_keep(idle as u64) {
+            self.merge_sets.clear();
+        }
         let (mut parts, mut sum, mut boards) = (Vec::new(), W::Sum::zero(), 0);
         for m in merged {
             let (home::Merged { part, read, written }, s, b) = m?;

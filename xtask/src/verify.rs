@@ -174,14 +174,13 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             );
         }
     }
+    println!("\nfixture runs: {} passed, {} failed", 2 * all.len() - failed, failed);
     let left = std::fs::read_dir(&scratch)?.count();
     std::fs::remove_dir_all(&scratch)?;
     if left > 0 {
         println!("scratch files left by the runs on disk: {left}");
         failed += 1;
     }
-    let all: Vec<_> = all.iter().flat_map(|c| [c, c]).collect();
-    println!("\nfixtures: {} passed, {} failed", all.len() - failed, failed);
     failed += check_counts(root, &exe)?;
     println!("\nexhaustive backend check (every 3x3 board, release):");
     run_cmd(Command::new(env!("CARGO")).args([

@@ -29,7 +29,7 @@ use anyhow::{bail, Context, Result};
 use frontier::spill;
 use state::Counts;
 
-use crate::home::Part;
+use crate::home::{at, Part};
 
 const HEADER: &str = "cephalopod-checkpoint 2";
 const MANIFEST: &str = "checkpoint";
@@ -180,8 +180,7 @@ impl Checkpoint {
     /// the checkpoint was resumed).
     pub(crate) fn depth_dir(&self, depth: u32) -> io::Result<PathBuf> {
         let d = self.dir.join(depth_name(depth));
-        std::fs::create_dir_all(&d)
-            .map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", d.display())))?;
+        std::fs::create_dir_all(&d).map_err(at("cannot create", &d))?;
         Ok(d)
     }
 
@@ -194,31 +193,18 @@ impl Checkpoint {
         sync_dir(&depth_dir)?;
         let text = m.to_text(&self.dir);
         let tmp = self.dir.join(MANIFEST_TMP);
-        let named =
-            |e: io::Error, p: &Path| io::Error::new(e.kind(), format!("cannot write {}: {e}", p.display()));
-        let mut f = std::fs::File::create(&tmp).map_err(|e| named(e, &tmp))?;
-        f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(|e| named(e, &tmp))?;
-        std::fs::rename(&tmp, self.dir.join(MANIFEST)).map_err(|e| named(e, &self.dir.join(MANIFEST)))?;
+        let mut f = std::fs::File::create(&tmp).map_err(at("cannot write", &tmp))?;
+        f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(at("cannot write", &tmp))?;
+        let manifest = self.dir.join(MANIFEST);
+        std::fs::rename(&tmp, &manifest).map_err(at("cannot write", &manifest))?;
         sync_dir(&self.dir)?;
         if let Some(old) = self.committed.replace(name.clone()) {
             if old != name {
                 let old = self.dir.join(old);
-                std::fs::remove_dir_all(&old)
-                    .map_err(|e| io::Error::new(e.kind(), format!("cannot remove {}: {e}", old.display())))?;
+                std::fs::remove_dir_all(&old).map_err(at("cannot remove", &old))?;
             }
         }
         Ok(())
-    }
-
-    /// Removes a depth directory that was not committed (after a failure).
-    pub(crate) fn discard_uncommitted(&self) {
-        for name in entries(&self.dir).unwrap_or_default() {
-            if name.starts_with("depth-") && self.committed.as_deref() != Some(&name) || name == MANIFEST_TMP
-            {
-                let p = self.dir.join(&name);
-                let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
-            }
-        }
     }
 
     /// Bytes the checkpoint takes on disk.
@@ -230,6 +216,20 @@ impl Checkpoint {
             }
         }
         size(&self.dir)
+    }
+}
+
+impl Drop for Checkpoint {
+    /// Removes what the run wrote and did not commit (a depth being written when it failed):
+    /// after a successful run, nothing.
+    fn drop(&mut self) {
+        for name in entries(&self.dir).unwrap_or_default() {
+            if name.starts_with("depth-") && self.committed.as_deref() != Some(&name) || name == MANIFEST_TMP
+            {
+                let p = self.dir.join(&name);
+                let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+            }
+        }
     }
 }
 
@@ -246,9 +246,7 @@ fn entries(dir: &Path) -> Result<Vec<String>> {
 }
 
 fn sync_dir(dir: &Path) -> io::Result<()> {
-    std::fs::File::open(dir)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot sync {}: {e}", dir.display())))
+    std::fs::File::open(dir).and_then(|f| f.sync_all()).map_err(at("cannot sync", dir))
 }
 
 impl Manifest {

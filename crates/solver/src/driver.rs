@@ -214,23 +214,6 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         resume: Option<Manifest>,
         observe: &mut Observer<'_>,
     ) -> Result<Outcome> {
-        let result = self.run_inner(start, depth, config, resume, observe);
-        if result.is_err() {
-            if let Some(ck) = &self.storage.checkpoint {
-                ck.discard_uncommitted();
-            }
-        }
-        result
-    }
-
-    fn run_inner(
-        &mut self,
-        start: &[u8],
-        depth: u32,
-        config: RunConfig,
-        resume: Option<Manifest>,
-        observe: &mut Observer<'_>,
-    ) -> Result<Outcome> {
         let (rules, weights) = (self.rules, self.weights);
         self.count_boards = config.count_boards;
         let mut out = Outcome::default();
@@ -622,7 +605,11 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         self.fanout = records as f64 / total.max(1) as f64;
         std::mem::swap(&mut self.cur, &mut self.next);
         (self.away, self.away_sum, self.away_boards, self.bits) = (away, away_sum, away_boards, plan.bits);
-        self.next.reset(0, 0);
+        if !single {
+            // The source's memory goes back before the next depth is planned (in memory alone,
+            // it is kept for the next memory home, as its tables are reused).
+            self.next.reset(0, 0);
+        }
         if self.budget.must_evict(self.cur.bytes() as u64) {
             // The estimate fell short: the memory home alone passes the limit; it goes to disk.
             let dir = self.storage.depth_dir(stats.depth)?;
@@ -863,22 +850,16 @@ const PEAK_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
 const LOCKSTEP_SHARES: usize = 4;
 
 /// Frontiers smaller than this are expanded on the calling thread, straight into one set
-/// ([`crate::kernels::direct`]): below it, starting the pool and handing work between threads costs more
-/// than a second thread saves (small searches never start the pool at all). Larger ones go
-/// through records and shards, in [`lockstep`] while they fit the caches. Every sum is a
-/// wrapping one, so both ways give the same answers and statistics (a test checks it).
-/// Public cg07-cg12 (8 lanes, frontiers of 4-32K positions) timed case by case, one binary
-/// after the other, favoured 4 096 (36.8 ms against 39.1 on one thread), but the twelve public
-/// cases run as a sequence per binary, as `cargo xtask bench` runs them, favour this one, with
-/// far less spread: 39.6 ms (38.5-41.6) against 43.5 (42.1-45.8) from 4 096 and 41.6 from
-/// 8 192, and again 40.4 (39.5-42.1) against 39.9 (36.1-48.6). A second vCPU of this VM
-/// sometimes starts work half a millisecond late or stalls for longer.
+/// ([`crate::kernels::direct`]): below it, starting the pool and handing work between threads
+/// costs more than a second thread saves (small searches never start the pool at all), and a
+/// second vCPU may start work late. Larger ones go through records and shards, in
+/// [`lockstep`] while they fit the caches. Every sum is a wrapping one, so both ways give the
+/// same answers and statistics (a test checks it). The value is the one the twelve public
+/// cases, run as a sequence per binary, favour (figures in benches/RESULTS.md).
 const PARALLEL_MIN: usize = 1 << 15;
 
 /// [`PARALLEL_MIN`] where threads fill one shared set ([`Search::SHARED`]), which costs
-/// little more than one thread's pass: it pays from smaller frontiers (the empty 3x3 to
-/// depth 40 on 2 threads: 86.6 ms from 8 192 positions, 88.8 ms from 16 384, 89.5 ms from
-/// 32 768).
+/// little more than one thread's pass: it pays from smaller frontiers.
 const PARALLEL_MIN_SHARED: usize = 1 << 13;
 
 /// Calls `f(index, item)` on every item: on the thread pool when `parallel` and there is more

@@ -57,20 +57,17 @@ impl Scratch {
     /// A fresh scratch directory in `work_dir` (the system's temporary directory if `None`).
     pub(crate) fn create(work_dir: Option<&Path>) -> io::Result<Scratch> {
         let parent = work_dir.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
-        let named = |e: io::Error, what: &str, p: &Path| {
-            io::Error::new(e.kind(), format!("{what} {}: {e}", p.display()))
-        };
-        std::fs::create_dir_all(&parent).map_err(|e| named(e, "cannot create work directory", &parent))?;
+        std::fs::create_dir_all(&parent).map_err(at("cannot create work directory", &parent))?;
         remove_abandoned(&parent);
         let nanos =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let dir = parent.join(format!("{SCRATCH_PREFIX}{}-{nanos}", std::process::id()));
-        std::fs::create_dir(&dir).map_err(|e| named(e, "cannot create work directory", &dir))?;
+        std::fs::create_dir(&dir).map_err(at("cannot create work directory", &dir))?;
         let lock = File::create(dir.join(LOCK))
             .and_then(|f| f.try_lock().map_err(io::Error::other).map(|_| f))
             .map_err(|e| {
                 let _ = std::fs::remove_dir_all(&dir);
-                named(e, "cannot lock work directory", &dir)
+                at("cannot lock work directory", &dir)(e)
             })?;
         Ok(Scratch { dir, _lock: lock })
     }
@@ -113,7 +110,8 @@ pub(crate) struct Part {
     pub index: usize,
     /// Its record files.
     pub files: Vec<PathBuf>,
-    /// Distinct positions (once merged).
+    /// Records in its files: the successors sent to it while the depth is built, its distinct
+    /// positions once merged.
     pub states: u64,
     /// Bytes its files take.
     pub bytes: u64,
@@ -187,8 +185,7 @@ pub(crate) struct Outbox<K: Pod, C: Pod> {
 impl<K: Pod, C: Pod> Outbox<K, C> {
     /// An outbox for the partitions `plan` keeps on disk, their files in `dir`.
     pub(crate) fn new(plan: Plan, dir: PathBuf) -> io::Result<Self> {
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(&dir).map_err(at("cannot create", &dir))?;
         let away = plan.parts() - plan.resident;
         Ok(Outbox {
             plan,
@@ -258,6 +255,11 @@ impl<K: Pod, C: Pod> Outbox<K, C> {
     }
 }
 
+/// An I/O error that names what failed and on which path (`cannot write /x/y: No space...`).
+pub(crate) fn at<'a>(what: &'a str, path: &'a Path) -> impl FnOnce(io::Error) -> io::Error + 'a {
+    move |e| io::Error::new(e.kind(), format!("{what} {}: {e}", path.display()))
+}
+
 /// The file of partition `q` in `dir`.
 pub(crate) fn part_file(dir: &Path, q: usize) -> PathBuf {
     dir.join(format!("part-{q:05}.rec"))
@@ -303,8 +305,7 @@ pub(crate) fn merge<K: Pod + Eq + Send + Sync, C: Tally>(
     set.clear_for(expect);
     let read = load(&part, set)?;
     for f in &part.files {
-        std::fs::remove_file(f)
-            .map_err(|e| io::Error::new(e.kind(), format!("cannot remove {}: {e}", f.display())))?;
+        std::fs::remove_file(f).map_err(at("cannot remove", f))?;
     }
     let mut w = RecordWriter::<K, C>::create(out, 1 << 16)?;
     for (k, n) in set.iter() {

@@ -26,9 +26,9 @@ use crate::weights::Weights;
 /// positions ([`Rules::MANY`] of them, [`Rules::BUFFER`] each), after a batch not yet full.
 const SUCCESSORS: usize = 1024;
 
-/// A buffer for successors, on the stack: one reached through a struct field
-/// was reloaded around the stores of every successor (public cg10, one thread: 64.9 -> 60.5 M
-/// instructions). Every rules' [`Rules::BUFFER`] fits (checked when compiled).
+/// A buffer for successors, on the stack: one reached through a struct field is reloaded
+/// around the stores of every successor. Every rules' [`Rules::BUFFER`] fits (checked when
+/// compiled).
 #[inline(always)]
 pub(crate) fn successor_buffer<R: Rules>() -> [R::Key; SUCCESSORS] {
     const { assert!(R::BUFFER <= SUCCESSORS) };
@@ -344,7 +344,7 @@ pub(crate) type Batch<K, C> = Vec<(u64, K, C)>;
 /// until a batch is full; a batch is then handled in one loop over the buffer. A loop a
 /// position would end at a different count each time: a mispredicted branch a position.
 /// Its successor loop repeats [`expand`]'s on purpose: one loop generic over what happens to
-/// a successor (closures over a sink) measured 2-5% slower on this path.
+/// a successor (closures over a sink) is slower on this path.
 #[inline(always)]
 pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
     rules: &R,

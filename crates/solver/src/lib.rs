@@ -236,7 +236,8 @@ fn run_weighted<R: Rules, W: weights::Weights>(
 ) -> anyhow::Result<driver::Outcome> {
     let config = driver::RunConfig { all_depths: options.all_depths, count_boards: options.count_boards };
     let shape = board.shape();
-    let identity = checkpoint::Identity {
+    // What a checkpoint records of the problem (made only for a run that checkpoints).
+    let identity = || checkpoint::Identity {
         version: env!("CARGO_PKG_VERSION").to_string(),
         path: path.to_string(),
         weights: if options.no_symmetry { format!("{counting}, no symmetry") } else { counting.to_string() },
@@ -257,7 +258,7 @@ fn run_weighted<R: Rules, W: weights::Weights>(
             if options.all_depths {
                 anyhow::bail!("--all-depths cannot be combined with --resume (the answers of the depths before the checkpoint are not saved)");
             }
-            let (ck, manifest) = checkpoint::Checkpoint::resume(dir, &identity)?;
+            let (ck, manifest) = checkpoint::Checkpoint::resume(dir, &identity())?;
             storage.checkpoint = Some(ck);
             resume = Some(manifest);
         }
@@ -265,7 +266,7 @@ fn run_weighted<R: Rules, W: weights::Weights>(
         (None, None) => {}
     }
     if storage.checkpoint.is_some() {
-        storage.identity = Some(identity);
+        storage.identity = Some(identity());
     }
     let budget = budget::Budget::new(options.memory_limit);
     let mut search = driver::Search::new(rules, weights, budget, storage);

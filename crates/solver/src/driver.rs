@@ -45,7 +45,7 @@ use state::{Counts, PackedKey, Rules};
 use crate::budget::{Budget, Need, Plan};
 use crate::checkpoint::{Checkpoint, Identity, Manifest};
 use crate::dispatch;
-use crate::home::{self, Away, Diverted, Outbox, Part, Scratch};
+use crate::home::{self, Away, Outbox, Part, Scratch};
 use crate::kernels::{add, own_hash, Batch, Chunk, Routed};
 use crate::lockstep;
 use crate::stats::{peak_memory, DepthStats, Observer};
@@ -821,7 +821,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                     }
                 }
                 Some(outbox) => {
-                    let mut routed = Routed { set, outbox, diverted: Diverted::new(), kept: Vec::new() };
+                    let mut routed = Routed { set, sender: outbox.sender(), kept: Vec::new() };
                     for c in self.chunks.iter_mut() {
                         records += dispatch::direct(rules, weights, cur, c, &mut routed, batch, count_boards);
                         gather(c, &mut self.ended);

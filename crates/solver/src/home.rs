@@ -5,8 +5,8 @@
 //! *memory home*); every other partition lives here, as record files ([`frontier::spill`]):
 //!
 //! * While a depth is built, the kernels send the successors of partitions kept on disk to the
-//!   depth's [`Outbox`] (key and counts, self-contained: no parent to look up later), a
-//!   thread's [`Diverted`] buffer at a time, one file a partition.
+//!   depth's [`Outbox`] (key and counts, self-contained: no parent to look up later): each
+//!   thread appends to files of its own, one a partition.
 //! * When the depth is built, each such partition is merged ([`merge`]): its successors are
 //!   read into a set (one a worker), counted, and written as one file of distinct positions, a
 //!   [`Part`] of the depth's [`Away`] partitions.
@@ -143,43 +143,30 @@ impl Away {
     }
 }
 
-/// A thread's successors for partitions kept on disk, gathered before they go to the
-/// [`Outbox`] (one lock a partition a flush, not one a successor).
-pub(crate) struct Diverted<K, C> {
-    items: Vec<(u32, K, C)>,
-}
-
-/// Successors a [`Diverted`] buffer holds before it is sent.
-const DIVERTED: usize = 1 << 12;
-
-impl<K: Pod, C: Pod> Diverted<K, C> {
-    /// An empty buffer.
-    pub(crate) fn new() -> Self {
-        Diverted { items: Vec::new() }
-    }
-
-    /// Adds a successor of partition `part`; sends the buffer to `outbox` when it is full.
-    #[inline(always)]
-    pub(crate) fn push(&mut self, outbox: &Outbox<K, C>, part: usize, key: K, counts: C) {
-        if self.items.capacity() == 0 {
-            self.items.reserve_exact(DIVERTED);
-        }
-        self.items.push((part as u32, key, counts));
-        if self.items.len() == DIVERTED {
-            outbox.send(self);
-        }
-    }
-}
-
-/// Where the successors of the partitions kept on disk go while a depth is built: a record
-/// file a partition, written under a lock by whichever thread sends.
+/// Where the successors of the partitions kept on disk go while a depth is built: record
+/// files, one a partition a writing thread. Each thread writes its own files (through a
+/// [`Sender`]), so no lock is ever contended and a successor costs one copy into a buffer.
 pub(crate) struct Outbox<K: Pod, C: Pod> {
     plan: Plan,
-    /// Per partition (index - resident): its file, created on its first record.
-    writers: Vec<Mutex<Option<RecordWriter<K, C>>>>,
     dir: PathBuf,
-    /// The first write error (kernels cannot return one; the driver checks after the depth).
-    error: Mutex<Option<io::Error>>,
+    /// One set of writers a thread: rayon's worker `i` uses `i`, a thread outside the pool
+    /// the last. (A mutex, uncontended, makes any other use safe as well.)
+    threads: Vec<Mutex<Writers<K, C>>>,
+}
+
+/// One thread's files of an [`Outbox`]: per partition on disk (index - resident), its file,
+/// created on its first record; the first write error (kernels cannot return one; the
+/// driver checks after the depth).
+struct Writers<K: Pod, C: Pod> {
+    files: Vec<Option<RecordWriter<K, C>>>,
+    error: Option<io::Error>,
+}
+
+/// A thread's hold on its writers of an [`Outbox`], for as long as a kernel runs.
+pub(crate) struct Sender<'a, K: Pod, C: Pod> {
+    outbox: &'a Outbox<K, C>,
+    thread: usize,
+    writers: std::sync::MutexGuard<'a, Writers<K, C>>,
 }
 
 impl<K: Pod, C: Pod> Outbox<K, C> {
@@ -187,17 +174,10 @@ impl<K: Pod, C: Pod> Outbox<K, C> {
     pub(crate) fn new(plan: Plan, dir: PathBuf) -> io::Result<Self> {
         std::fs::create_dir_all(&dir).map_err(at("cannot create", &dir))?;
         let away = plan.parts() - plan.resident;
-        Ok(Outbox {
-            plan,
-            writers: (0..away).map(|_| Mutex::new(None)).collect(),
-            dir,
-            error: Mutex::new(None),
-        })
-    }
-
-    /// The plan it follows.
-    pub(crate) fn plan(&self) -> &Plan {
-        &self.plan
+        let threads = (0..rayon::current_num_threads() + 1)
+            .map(|_| Mutex::new(Writers { files: (0..away).map(|_| None).collect(), error: None }))
+            .collect();
+        Ok(Outbox { plan, dir, threads })
     }
 
     /// The partition of a key whose hash is `hash`, if it is kept on disk.
@@ -207,52 +187,74 @@ impl<K: Pod, C: Pod> Outbox<K, C> {
         (p >= self.plan.resident).then_some(p)
     }
 
-    /// Writes (and empties) a thread's buffer.
-    pub(crate) fn send(&self, d: &mut Diverted<K, C>) {
-        if d.items.is_empty() {
-            return;
-        }
-        d.items.sort_unstable_by_key(|r| r.0);
-        for run in d.items.chunk_by(|a, b| a.0 == b.0) {
-            let p = run[0].0 as usize;
-            let mut slot = self.writers[p - self.plan.resident].lock().unwrap_or_else(|e| e.into_inner());
-            let result = (|| {
-                if slot.is_none() {
-                    *slot = Some(RecordWriter::create(&part_file(&self.dir, p), self.plan.write_buffer)?);
-                }
-                let w = slot.as_mut().expect("created above");
-                run.iter().try_for_each(|(_, k, c)| w.push(k, c))
-            })();
-            if let Err(e) = result {
-                self.error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
-            }
-        }
-        d.items.clear();
+    /// The calling thread's writers.
+    pub(crate) fn sender(&self) -> Sender<'_, K, C> {
+        let last = self.threads.len() - 1;
+        let thread = rayon::current_thread_index().map_or(last, |i| i.min(last));
+        let writers = self.threads[thread].lock().unwrap_or_else(|e| e.into_inner());
+        Sender { outbox: self, thread, writers }
     }
 
     /// Finishes every file: the partitions on disk with the files they received (none for a
     /// partition that received nothing), by increasing index. Returns the bytes written too.
     pub(crate) fn finish(self) -> io::Result<(Vec<Part>, u64)> {
-        if let Some(e) = self.error.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            return Err(e);
-        }
-        let mut parts = Vec::new();
+        let away = self.plan.parts() - self.plan.resident;
+        let mut parts: Vec<Part> =
+            (0..away).map(|i| Part { index: self.plan.resident + i, ..Part::default() }).collect();
         let mut bytes = 0;
-        for (i, w) in self.writers.into_iter().enumerate() {
-            let index = self.plan.resident + i;
-            let mut part = Part { index, ..Part::default() };
-            if let Some(w) = w.into_inner().unwrap_or_else(|e| e.into_inner()) {
-                let written = w.finish(false)?;
-                bytes += written.bytes;
-                part.bytes = written.bytes;
-                part.states = written.records;
-                part.files.push(part_file(&self.dir, index));
-                part.checksums.push(written.checksum);
+        for (t, w) in self.threads.into_iter().enumerate() {
+            let w = w.into_inner().unwrap_or_else(|e| e.into_inner());
+            if let Some(e) = w.error {
+                return Err(e);
             }
-            parts.push(part);
+            for (part, file) in parts.iter_mut().zip(w.files) {
+                if let Some(file) = file {
+                    let written = file.finish(false)?;
+                    bytes += written.bytes;
+                    part.bytes += written.bytes;
+                    part.states += written.records;
+                    part.files.push(thread_file(&self.dir, part.index, t));
+                    part.checksums.push(written.checksum);
+                }
+            }
         }
         Ok((parts, bytes))
     }
+}
+
+impl<K: Pod, C: Pod> Sender<'_, K, C> {
+    /// The plan its outbox follows.
+    pub(crate) fn plan(&self) -> &Plan {
+        &self.outbox.plan
+    }
+
+    /// The partition of a key whose hash is `hash`, if it is kept on disk.
+    #[inline(always)]
+    pub(crate) fn away(&self, hash: u64) -> Option<usize> {
+        self.outbox.away(hash)
+    }
+
+    /// Sends a successor of partition `part` (one the plan keeps on disk).
+    #[inline(always)]
+    pub(crate) fn push(&mut self, part: usize, key: &K, counts: &C) {
+        let i = part - self.outbox.plan.resident;
+        let result = match &mut self.writers.files[i] {
+            Some(w) => w.push(key, counts),
+            slot @ None => {
+                let path = thread_file(&self.outbox.dir, part, self.thread);
+                RecordWriter::create(&path, self.outbox.plan.write_buffer)
+                    .and_then(|w| slot.insert(w).push(key, counts))
+            }
+        };
+        if let Err(e) = result {
+            self.writers.error.get_or_insert(e);
+        }
+    }
+}
+
+/// The file of partition `q` that thread `t` writes in `dir`.
+fn thread_file(dir: &Path, q: usize, t: usize) -> PathBuf {
+    dir.join(format!("part-{q:05}-{t}.rec"))
 }
 
 /// An I/O error that names what failed and on which path (`cannot write /x/y: No space...`).
@@ -400,16 +402,16 @@ mod tests {
         let d = dir("outbox");
         let plan = Plan { bits: 2, resident: 1, write_buffer: 4096, records_in_flight: 0 };
         let outbox = Outbox::<u64, u64>::new(plan, d.join("spill")).unwrap();
-        let mut buf = Diverted::new();
         let mut want = std::collections::HashMap::new();
+        let mut sender = outbox.sender();
         for i in 0..20_000u64 {
             let k = i % 5000;
             if let Some(p) = outbox.away(key_hash(&k)) {
-                buf.push(&outbox, p, k, i);
+                sender.push(p, &k, &i);
                 *want.entry(k).or_insert(0u64) += i;
             }
         }
-        outbox.send(&mut buf);
+        drop(sender);
         let (parts, bytes) = outbox.finish().unwrap();
         assert_eq!(parts.iter().map(|p| p.index).collect::<Vec<_>>(), [1, 2, 3]);
         assert!(bytes > 0);

@@ -19,7 +19,7 @@ use bytemuck::Pod;
 use frontier::{key_hash, shard_of, Frontier, Slot, Tally};
 use state::{Counts, PackedKey, Rules};
 
-use crate::home::{Diverted, Outbox};
+use crate::home::{Outbox, Sender};
 use crate::weights::Weights;
 
 /// Room for the successors a kernel buffers ([`successor_buffer`]): those of one group of
@@ -284,15 +284,13 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::Claim<'_, '_, K, C> {
 }
 
 /// A [`Sink`] for a depth whose partitions do not all stay in memory: successors of the
-/// partitions kept in memory go into `set`, the others to the depth's [`Outbox`] (through a
-/// buffer of this thread's).
+/// partitions kept in memory go into `set`, the others to the depth's
+/// [`Outbox`](crate::home::Outbox), through this thread's [`Sender`].
 pub(crate) struct Routed<'a, K: Pod, C: Pod, S> {
     /// Where the successors kept in memory go.
     pub set: S,
     /// Where the others go.
-    pub outbox: &'a Outbox<K, C>,
-    /// This thread's buffer of successors for the outbox.
-    pub diverted: Diverted<K, C>,
+    pub sender: Sender<'a, K, C>,
     /// The successors kept, reused from batch to batch.
     pub kept: Batch<K, C>,
 }
@@ -300,7 +298,7 @@ pub(crate) struct Routed<'a, K: Pod, C: Pod, S> {
 impl<K: PackedKey, C: Tally, S: Sink<K, C>> Sink<K, C> for Routed<'_, K, C, S> {
     #[inline(always)]
     fn prefetch_hash(&self, hash: u64) {
-        if self.outbox.plan().is_resident(hash) {
+        if self.sender.plan().is_resident(hash) {
             self.set.prefetch_hash(hash);
         }
     }
@@ -309,18 +307,12 @@ impl<K: PackedKey, C: Tally, S: Sink<K, C>> Sink<K, C> for Routed<'_, K, C, S> {
     fn insert(&mut self, batch: &[(u64, K, C)]) -> bool {
         self.kept.clear();
         for &(h, k, c) in batch {
-            match self.outbox.away(h) {
+            match self.sender.away(h) {
                 None => self.kept.push((h, k, c)),
-                Some(p) => self.diverted.push(self.outbox, p, k, c),
+                Some(p) => self.sender.push(p, &k, &c),
             }
         }
         self.set.insert(&self.kept)
-    }
-}
-
-impl<K: Pod, C: Pod, S> Drop for Routed<'_, K, C, S> {
-    fn drop(&mut self) {
-        self.outbox.send(&mut self.diverted);
     }
 }
 
@@ -458,7 +450,7 @@ pub(crate) fn insert<R: Rules, W: Weights>(
         return;
     };
     let mut kept: Batch<R::Key, W::Count> = Vec::new();
-    let mut diverted = Diverted::new();
+    let mut sender = outbox.sender();
     for c in chunks {
         let parents = c.parents(cur);
         kept.clear();
@@ -467,12 +459,11 @@ pub(crate) fn insert<R: Rules, W: Weights>(
             let counts = r.counts(rules, weights, parents);
             match outbox.away(hash) {
                 None => kept.push((hash, key, counts)),
-                Some(p) => diverted.push(outbox, p, key, counts),
+                Some(p) => sender.push(p, &key, &counts),
             }
         }
         set.insert_many(&kept, |r| r.1, |r| r.2);
     }
-    outbox.send(&mut diverted);
 }
 
 /// The last two depths over one chunk, the successors of its positions never canonicalised

@@ -12,7 +12,7 @@
 //!    `limit / (2 * threads)` (that many are merged at once, one a worker, at the end of the
 //!    depth), never smaller than [`MIN_PART_STATES`] positions, at most `2^`[`MAX_BITS`].
 //!    Partitions `0..resident` stay in memory: as many as fit in what is left once the
-//!    source being expanded (the current memory home, or one loaded partition), the merge
+//!    source being expanded (the current memory home, or one loaded partition a thread), the merge
 //!    sets, the write buffers and the successor records in flight are counted. The others go
 //!    to disk.
 //! 3. **Eviction**: a memory home that turned out larger than the whole limit (the estimate
@@ -165,7 +165,7 @@ impl Budget {
         let part_bytes = (next_bytes / parts as f64).max(1.0);
         let write_buffer = ((limit / 16.0 / threads / parts as f64) as usize).clamp(4 << 10, 1 << 20);
         let buffers = (write_buffer * parts) as f64 * threads;
-        let source = resident.max(need.largest_away as f64 * need.position_bytes).max(threads * part_bytes);
+        let source = resident.max(threads * need.largest_away as f64 * need.position_bytes).max(threads * part_bytes);
         let records_in_flight = ((limit / 16.0) as usize).max(1 << 16);
         // An eighth of the limit for the records in flight and the merge sets kept idle.
         let room = limit - source - buffers - limit / 8.0;

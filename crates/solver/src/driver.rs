@@ -34,10 +34,10 @@
 //! on the threads' timing; no result does).
 
 use std::path::PathBuf;
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use frontier::{CountSet, Frontier, Slot, Tally};
 use rayon::prelude::*;
 use state::{Counts, PackedKey, Rules};
@@ -45,7 +45,7 @@ use state::{Counts, PackedKey, Rules};
 use crate::budget::{Budget, Need, Plan};
 use crate::checkpoint::{Checkpoint, Identity, Manifest};
 use crate::dispatch;
-use crate::home::{self, Away, Outbox, Part, Scratch};
+use crate::home::{self, Away, Outbox, Part, Place, Pool, Scratch};
 use crate::kernels::{add, own_hash, Batch, Chunk, Routed};
 use crate::lockstep;
 use crate::stats::{peak_memory, DepthStats, Observer};
@@ -74,23 +74,21 @@ pub(crate) struct Storage {
 }
 
 impl Storage {
-    /// The directory for the files of a partition of `depth` on disk: the checkpoint's depth
-    /// directory, else one in the scratch directory.
-    fn depth_dir(&mut self, depth: u32) -> Result<PathBuf> {
+    /// Where the partitions of `depth` on disk go: the checkpoint's depth directory, else the
+    /// scratch directory's pool.
+    fn place(&mut self, depth: u32) -> Result<Place> {
         if let Some(ck) = &self.checkpoint {
-            return Ok(ck.depth_dir(depth)?);
+            return Ok(Place::Dir(ck.depth_dir(depth)?));
         }
-        let dir = self.scratch()?.join(format!("depth-{depth}"));
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        Ok(dir)
+        Ok(Place::Scratch(self.pool()?))
     }
 
-    /// The scratch directory (made on first use).
-    fn scratch(&mut self) -> Result<PathBuf> {
+    /// The scratch directory's files (the directory made on first use).
+    fn pool(&mut self) -> Result<Arc<Pool>> {
         if self.scratch.is_none() {
             self.scratch = Some(Scratch::create(self.work_dir.as_deref())?);
         }
-        Ok(self.scratch.as_ref().expect("made above").dir().to_path_buf())
+        Ok(self.scratch.as_ref().expect("made above").pool().clone())
     }
 }
 
@@ -284,8 +282,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// depth `d` of a run to `target`, with the ended paths' sum `total`.
     fn commit(&mut self, d: u32, target: u32, total: &Counts) -> Result<()> {
         let Some(ck) = &mut self.storage.checkpoint else { return Ok(()) };
-        let dir = ck.depth_dir(d)?;
-        let mut parts = home::write_home(&self.cur, self.bits, &dir, true)?;
+        let place = Place::Dir(ck.depth_dir(d)?);
+        let mut parts = home::write_home(&self.cur, self.bits, &place, true)?;
         self.io.1 += parts.iter().map(|p| p.bytes).sum::<u64>();
         parts.extend(self.away.parts.iter().cloned());
         parts.sort_by_key(|p| p.index);
@@ -428,15 +426,29 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     }
 
     /// Calls `f` on every source of the current depth in turn, in `cur`: the memory home, then
-    /// each partition on disk, loaded (the partitions stay on disk until the depth is done).
+    /// the partitions on disk, loaded one a thread at a time (in parallel, each into a shard
+    /// of `cur`; the partitions stay on disk until the depth is done).
     fn for_each_source(&mut self, mut f: impl FnMut(&mut Self) -> Result<()>) -> Result<()> {
+        let group = if self.parallel() { rayon::current_num_threads() } else { 1 };
         if !self.cur.is_empty() {
             f(self)?;
         }
         let away = std::mem::take(&mut self.away);
-        for part in &away.parts {
-            self.cur.reset(0, part.states as usize);
-            self.io.0 += home::load(part, self.cur.shard_mut(0))?;
+        for parts in away.parts.chunks(group) {
+            let bits = parts.len().next_power_of_two().trailing_zeros();
+            self.cur.resize_shards(bits);
+            let load = |i: usize, set: &mut CountSet<R::Key, W::Count>| {
+                set.reset(bits, parts.get(i).map_or(0, |p| p.states as usize));
+                parts.get(i).map_or(Ok(0), |p| home::load(p, set))
+            };
+            let read: Vec<std::io::Result<u64>> = if parts.len() == 1 {
+                vec![load(0, self.cur.shard_mut(0))]
+            } else {
+                self.cur.shards_mut().par_iter_mut().enumerate().map(|(i, set)| load(i, set)).collect()
+            };
+            for r in read {
+                self.io.0 += r?;
+            }
             f(self)?;
         }
         self.away = away;
@@ -558,12 +570,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 s.reset_with(shard_bits, expect, &PoolZeroer(shared))
             });
         }
-        let outbox = if plan.spills() {
-            let dir = self.storage.scratch()?.join(format!("spill-{}", stats.depth));
-            Some(Outbox::<R::Key, W::Count>::new(plan, dir)?)
-        } else {
-            None
-        };
+        let outbox = if plan.spills() { Some(Outbox::new(plan, self.storage.pool()?)) } else { None };
         let (mut ended, mut records) = (W::Sum::zero(), 0usize);
         self.for_each_source(|s| {
             let (e, r) = s.expand_source(&mode, &plan, outbox.as_ref(), &mut stats.ended_paths);
@@ -578,15 +585,15 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             Some(outbox) => {
                 let (parts, written) = outbox.finish()?;
                 self.io.1 += written;
-                let dir = self.storage.depth_dir(stats.depth)?;
-                self.merge(parts, &dir)?
+                let place = self.storage.place(stats.depth)?;
+                self.merge(parts, &place)?
             }
             None => (Vec::new(), W::Sum::zero(), 0),
         };
         // The files of the depth just expanded are no longer needed (a checkpoint's are
         // removed when the next depth is committed).
-        if self.storage.checkpoint.is_none() {
-            remove_parts(&self.away.parts)?;
+        if self.storage.checkpoint.is_none() && !self.away.is_empty() {
+            self.storage.place(stats.depth)?.discard(&self.away.parts)?;
         }
         if !away.is_empty() {
             self.phase_seconds[1] += t_merge.elapsed().as_secs_f64();
@@ -612,8 +619,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         }
         if self.budget.must_evict(self.cur.bytes() as u64) {
             // The estimate fell short: the memory home alone passes the limit; it goes to disk.
-            let dir = self.storage.depth_dir(stats.depth)?;
-            let written = home::write_home(&self.cur, self.bits, &dir, false)?;
+            let place = self.storage.place(stats.depth)?;
+            let written = home::write_home(&self.cur, self.bits, &place, false)?;
             self.io.1 += written.iter().map(|p| p.bytes).sum::<u64>();
             self.away.parts.extend(written);
             self.away.parts.sort_by_key(|p| p.index);
@@ -623,9 +630,10 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     }
 
     /// Merges the partitions on disk `parts` (one a worker at a time), each into one file in
-    /// `dir`: the merged partitions, the sum of counts times hashes over them (with
+    /// `place`: the merged partitions, the sum of counts times hashes over them (with
     /// `--all-depths`, or when boards are counted) and the boards they stand for.
-    fn merge(&mut self, parts: Vec<Part>, dir: &std::path::Path) -> Result<(Vec<Part>, W::Sum, u64)> {
+    fn merge(&mut self, parts: Vec<Part>, place: &Place) -> Result<(Vec<Part>, W::Sum, u64)> {
+        let pool = self.storage.pool()?;
         let (rules, weights, count_boards) = (self.rules, self.weights, self.count_boards);
         let workers = rayon::current_num_threads().min(parts.len()).max(1);
         while self.merge_sets.len() < workers {
@@ -635,15 +643,16 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         // Distinct positions per record sent, as at the last depth.
         let distinct = (self.growth / self.fanout.max(1e-9)).clamp(0.01, 1.0);
         let sets = &self.merge_sets;
+        let outs: Vec<_> = parts.iter().map(|p| place.file(p.index)).collect();
         let merged: Vec<Result<(home::Merged, W::Sum, u64)>> = parts
             .into_par_iter()
-            .map(|part| {
+            .zip(outs)
+            .map(|(part, out)| {
                 let mine = rayon::current_thread_index().unwrap_or(0) % sets.len();
                 let set = &mut *sets[mine].lock().unwrap_or_else(|e| e.into_inner());
                 let (mut sum, mut boards) = (W::Sum::zero(), 0u64);
                 let expect = (part.states as f64 * distinct * 1.1) as usize + 16;
-                let out = home::part_file(dir, part.index);
-                let m = home::merge(part, set, expect, &out, sync, |k, n| {
+                let m = home::merge(part, set, expect, (&out, sync), &pool, |k, n| {
                     weights.end(&mut sum, n, &rules.hashes(k));
                     if count_boards {
                         boards += weights.boards(rules, k, n);
@@ -667,7 +676,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             if part.states > 0 {
                 parts.push(part);
             } else {
-                remove_parts(std::slice::from_ref(&part))?;
+                place.discard(std::slice::from_ref(&part))?;
             }
         }
         Ok((parts, sum, boards))
@@ -832,14 +841,6 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         }
         (ended, records)
     }
-}
-
-/// Removes the files of `parts`.
-fn remove_parts(parts: &[Part]) -> Result<()> {
-    for f in parts.iter().flat_map(|p| &p.files) {
-        std::fs::remove_file(f).with_context(|| format!("cannot remove {}", f.display()))?;
-    }
-    Ok(())
 }
 
 /// The least time between two reads of the peak memory (see [`DepthStats::peak_memory`]).

@@ -25,7 +25,8 @@
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use bytemuck::Pod;
 use frontier::spill::{RecordReader, RecordWriter, Written};
@@ -51,6 +52,8 @@ pub(crate) struct Scratch {
     dir: PathBuf,
     /// Held (locked) while the run lives.
     _lock: File,
+    /// Its files.
+    pool: Arc<Pool>,
 }
 
 impl Scratch {
@@ -69,12 +72,78 @@ impl Scratch {
                 let _ = std::fs::remove_dir_all(&dir);
                 at("cannot lock work directory", &dir)(e)
             })?;
-        Ok(Scratch { dir, _lock: lock })
+        let pool = Arc::new(Pool { dir: dir.clone(), free: Mutex::new(Vec::new()), made: AtomicUsize::new(0) });
+        Ok(Scratch { dir, _lock: lock, pool })
     }
 
     /// The directory.
+    #[cfg(test)]
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Its files.
+    pub(crate) fn pool(&self) -> &Arc<Pool> {
+        &self.pool
+    }
+}
+
+/// The files of a scratch directory, reused from depth to depth: a file that is no longer
+/// needed is kept (with its pages) for the next one to overwrite. Making and removing a file
+/// a partition a depth costs more than writing it (the file system allocates and frees an
+/// inode and every page each time).
+#[derive(Debug)]
+pub(crate) struct Pool {
+    dir: PathBuf,
+    /// Files free to overwrite.
+    free: Mutex<Vec<PathBuf>>,
+    /// Files named so far.
+    made: AtomicUsize,
+}
+
+impl Pool {
+    /// A file to write (a free one, else a new name).
+    pub(crate) fn file(&self) -> PathBuf {
+        let free = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        free.unwrap_or_else(|| self.dir.join(format!("f-{:06}.rec", self.made.fetch_add(1, Ordering::Relaxed))))
+    }
+
+    /// Takes back files that are no longer needed.
+    pub(crate) fn release<'a>(&self, files: impl IntoIterator<Item = &'a PathBuf>) {
+        self.free.lock().unwrap_or_else(|e| e.into_inner()).extend(files.into_iter().cloned());
+    }
+}
+
+/// Where the files of a depth's partitions on disk go.
+#[derive(Clone, Debug)]
+pub(crate) enum Place {
+    /// The scratch directory's [`Pool`].
+    Scratch(Arc<Pool>),
+    /// A directory of their own (a checkpoint's depth), one file a partition, named by it.
+    Dir(PathBuf),
+}
+
+impl Place {
+    /// The file of partition `q`.
+    pub(crate) fn file(&self, q: usize) -> PathBuf {
+        match self {
+            Place::Scratch(pool) => pool.file(),
+            Place::Dir(dir) => part_file(dir, q),
+        }
+    }
+
+    /// Lets go of the files of `parts`, placed here: back to the pool, or removed.
+    pub(crate) fn discard(&self, parts: &[Part]) -> io::Result<()> {
+        let files = parts.iter().flat_map(|p| &p.files);
+        match self {
+            Place::Scratch(pool) => pool.release(files),
+            Place::Dir(_) => {
+                for f in files {
+                    std::fs::remove_file(f).map_err(at("cannot remove", f))?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -148,7 +217,7 @@ impl Away {
 /// [`Sender`]), so no lock is ever contended and a successor costs one copy into a buffer.
 pub(crate) struct Outbox<K: Pod, C: Pod> {
     plan: Plan,
-    dir: PathBuf,
+    pool: Arc<Pool>,
     /// One set of writers a thread: rayon's worker `i` uses `i`, a thread outside the pool
     /// the last. (A mutex, uncontended, makes any other use safe as well.)
     threads: Vec<Mutex<Writers<K, C>>>,
@@ -158,26 +227,24 @@ pub(crate) struct Outbox<K: Pod, C: Pod> {
 /// created on its first record; the first write error (kernels cannot return one; the
 /// driver checks after the depth).
 struct Writers<K: Pod, C: Pod> {
-    files: Vec<Option<RecordWriter<K, C>>>,
+    files: Vec<Option<(PathBuf, RecordWriter<K, C>)>>,
     error: Option<io::Error>,
 }
 
 /// A thread's hold on its writers of an [`Outbox`], for as long as a kernel runs.
 pub(crate) struct Sender<'a, K: Pod, C: Pod> {
     outbox: &'a Outbox<K, C>,
-    thread: usize,
     writers: std::sync::MutexGuard<'a, Writers<K, C>>,
 }
 
 impl<K: Pod, C: Pod> Outbox<K, C> {
-    /// An outbox for the partitions `plan` keeps on disk, their files in `dir`.
-    pub(crate) fn new(plan: Plan, dir: PathBuf) -> io::Result<Self> {
-        std::fs::create_dir_all(&dir).map_err(at("cannot create", &dir))?;
+    /// An outbox for the partitions `plan` keeps on disk, their files from `pool`.
+    pub(crate) fn new(plan: Plan, pool: Arc<Pool>) -> Self {
         let away = plan.parts() - plan.resident;
         let threads = (0..rayon::current_num_threads() + 1)
             .map(|_| Mutex::new(Writers { files: (0..away).map(|_| None).collect(), error: None }))
             .collect();
-        Ok(Outbox { plan, dir, threads })
+        Outbox { plan, pool, threads }
     }
 
     /// The partition of a key whose hash is `hash`, if it is kept on disk.
@@ -192,7 +259,7 @@ impl<K: Pod, C: Pod> Outbox<K, C> {
         let last = self.threads.len() - 1;
         let thread = rayon::current_thread_index().map_or(last, |i| i.min(last));
         let writers = self.threads[thread].lock().unwrap_or_else(|e| e.into_inner());
-        Sender { outbox: self, thread, writers }
+        Sender { outbox: self, writers }
     }
 
     /// Finishes every file: the partitions on disk with the files they received (none for a
@@ -202,18 +269,18 @@ impl<K: Pod, C: Pod> Outbox<K, C> {
         let mut parts: Vec<Part> =
             (0..away).map(|i| Part { index: self.plan.resident + i, ..Part::default() }).collect();
         let mut bytes = 0;
-        for (t, w) in self.threads.into_iter().enumerate() {
+        for w in self.threads {
             let w = w.into_inner().unwrap_or_else(|e| e.into_inner());
             if let Some(e) = w.error {
                 return Err(e);
             }
             for (part, file) in parts.iter_mut().zip(w.files) {
-                if let Some(file) = file {
+                if let Some((path, file)) = file {
                     let written = file.finish(false)?;
                     bytes += written.bytes;
                     part.bytes += written.bytes;
                     part.states += written.records;
-                    part.files.push(thread_file(&self.dir, part.index, t));
+                    part.files.push(path);
                     part.checksums.push(written.checksum);
                 }
             }
@@ -239,22 +306,17 @@ impl<K: Pod, C: Pod> Sender<'_, K, C> {
     pub(crate) fn push(&mut self, part: usize, key: &K, counts: &C) {
         let i = part - self.outbox.plan.resident;
         let result = match &mut self.writers.files[i] {
-            Some(w) => w.push(key, counts),
+            Some((_, w)) => w.push(key, counts),
             slot @ None => {
-                let path = thread_file(&self.outbox.dir, part, self.thread);
+                let path = self.outbox.pool.file();
                 RecordWriter::create(&path, self.outbox.plan.write_buffer)
-                    .and_then(|w| slot.insert(w).push(key, counts))
+                    .and_then(|w| slot.insert((path, w)).1.push(key, counts))
             }
         };
         if let Err(e) = result {
             self.writers.error.get_or_insert(e);
         }
     }
-}
-
-/// The file of partition `q` that thread `t` writes in `dir`.
-fn thread_file(dir: &Path, q: usize, t: usize) -> PathBuf {
-    dir.join(format!("part-{q:05}-{t}.rec"))
 }
 
 /// An I/O error that names what failed and on which path (`cannot write /x/y: No space...`).
@@ -295,20 +357,18 @@ pub(crate) struct Merged {
 
 /// Merges the successors sent to `part` into `set` (emptied first, sized for `expect` keys),
 /// calls `each` on every distinct position, writes them as one file `out` (synced when
-/// `sync`), and removes the files it read.
+/// `sync`), and gives the files it read back to `pool`.
 pub(crate) fn merge<K: Pod + Eq + Send + Sync, C: Tally>(
     part: Part,
     set: &mut CountSet<K, C>,
     expect: usize,
-    out: &Path,
-    sync: bool,
+    (out, sync): (&Path, bool),
+    pool: &Pool,
     mut each: impl FnMut(K, &C),
 ) -> io::Result<Merged> {
     set.clear_for(expect);
     let read = load(&part, set)?;
-    for f in &part.files {
-        std::fs::remove_file(f).map_err(at("cannot remove", f))?;
-    }
+    pool.release(&part.files);
     let mut w = RecordWriter::<K, C>::create(out, 1 << 16)?;
     for (k, n) in set.iter() {
         w.push(&k, n)?;
@@ -325,31 +385,36 @@ pub(crate) fn merge<K: Pod + Eq + Send + Sync, C: Tally>(
     Ok(Merged { part, read, written: written.bytes })
 }
 
-/// Writes the memory home `home` as files of partitions (of `2^bits`) in `dir`, one a
+/// Writes the memory home `home` as files of partitions (of `2^bits`) in `place`, one a
 /// partition that holds a key, synced when `sync`: for a checkpoint, or to free the memory.
 pub(crate) fn write_home<K: Pod + Eq + Send + Sync, C: Tally>(
     home: &Frontier<K, C>,
     bits: u32,
-    dir: &Path,
+    place: &Place,
     sync: bool,
 ) -> io::Result<Vec<Part>> {
-    let mut writers: Vec<Option<RecordWriter<K, C>>> = (0..1usize << bits).map(|_| None).collect();
+    let mut writers: Vec<Option<(PathBuf, RecordWriter<K, C>)>> = (0..1usize << bits).map(|_| None).collect();
     for set in home.shards() {
         for (k, n) in set.iter() {
             let q = partition_of(key_hash(&k), bits);
-            if writers[q].is_none() {
-                writers[q] = Some(RecordWriter::create(&part_file(dir, q), 1 << 16)?);
-            }
-            writers[q].as_mut().expect("created above").push(&k, n)?;
+            let w = match &mut writers[q] {
+                Some((_, w)) => w,
+                slot @ None => {
+                    let path = place.file(q);
+                    let w = RecordWriter::create(&path, 1 << 16)?;
+                    &mut slot.insert((path, w)).1
+                }
+            };
+            w.push(&k, n)?;
         }
     }
     let mut parts = Vec::new();
     for (q, w) in writers.into_iter().enumerate() {
-        if let Some(w) = w {
+        if let Some((path, w)) = w {
             let Written { bytes, checksum, records } = w.finish(sync)?;
             parts.push(Part {
                 index: q,
-                files: vec![part_file(dir, q)],
+                files: vec![path],
                 states: records,
                 bytes,
                 checksums: vec![checksum],
@@ -401,7 +466,8 @@ mod tests {
     fn an_outbox_routes_merges_and_writes_partitions() {
         let d = dir("outbox");
         let plan = Plan { bits: 2, resident: 1, write_buffer: 4096, records_in_flight: 0 };
-        let outbox = Outbox::<u64, u64>::new(plan, d.join("spill")).unwrap();
+        let scratch = Scratch::create(Some(&d)).unwrap();
+        let outbox = Outbox::<u64, u64>::new(plan, scratch.pool().clone());
         let mut want = std::collections::HashMap::new();
         let mut sender = outbox.sender();
         for i in 0..20_000u64 {
@@ -419,11 +485,14 @@ mod tests {
         let mut got = std::collections::HashMap::new();
         for part in parts {
             let out = d.join(format!("merged-{}", part.index));
-            let m = merge(part, &mut set, 100, &out, false, |k, n| {
+            let read = part.files.clone();
+            let m = merge(part, &mut set, 100, (&out, false), scratch.pool(), |k, n| {
                 got.insert(k, *n);
             })
             .unwrap();
             assert_eq!(m.part.states, set.len() as u64);
+            // The files read are reused: the next file asked for is one of them.
+            assert!(read.contains(&scratch.pool().file()));
         }
         assert_eq!(got, want);
         std::fs::remove_dir_all(&d).unwrap();

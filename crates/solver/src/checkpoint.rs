@@ -276,11 +276,11 @@ impl Manifest {
                 .files
                 .iter()
                 .zip(&p.checksums)
-                .map(|(f, c)| format!("{} {c:016x}", f.strip_prefix(root).unwrap_or(f).display()));
+                .map(|(f, c)| format!("{} {c:08x}", f.strip_prefix(root).unwrap_or(f).display()));
             let _ = writeln!(t, "part {} {} {} {}", p.index, p.states, p.bytes, join(&mut files.into_iter()));
         }
         let sum = spill::checksum(t.as_bytes());
-        let _ = writeln!(t, "checksum {sum:016x}");
+        let _ = writeln!(t, "checksum {sum:08x}");
         t
     }
 
@@ -288,7 +288,7 @@ impl Manifest {
         let body_end = text.trim_end_matches('\n').rfind('\n').map_or(0, |i| i + 1);
         let (body, last) = text.split_at(body_end);
         let stored = last.trim().strip_prefix("checksum ").context("no checksum line")?;
-        if u64::from_str_radix(stored, 16).ok() != Some(spill::checksum(body.as_bytes())) {
+        if u32::from_str_radix(stored, 16).ok() != Some(spill::checksum(body.as_bytes())) {
             bail!("checksum mismatch (changed or corrupt)");
         }
         let mut lines = body.lines();
@@ -328,7 +328,7 @@ impl Manifest {
             let files = f[3..].chunks(2).map(|c| PathBuf::from(&c[0])).collect();
             let checksums = f[3..]
                 .chunks(2)
-                .map(|c| u64::from_str_radix(&c[1], 16).context("a malformed checksum"))
+                .map(|c| u32::from_str_radix(&c[1], 16).context("a malformed checksum"))
                 .collect::<Result<_>>()?;
             parts.push(Part {
                 index: num(&f[0])?,
@@ -378,7 +378,7 @@ mod tests {
                 files: vec![root.join("depth-12/part-00003.rec")],
                 states: 99,
                 bytes: 1228,
-                checksums: vec![0xdead_beef_0123_4567],
+                checksums: vec![0xdead_beef],
             }],
         }
     }

@@ -185,7 +185,7 @@ pub(crate) struct Part {
     /// Bytes its files take.
     pub bytes: u64,
     /// The checksum each file ends with, in `files` order (see [`frontier::spill::Written`]).
-    pub checksums: Vec<u64>,
+    pub checksums: Vec<u32>,
 }
 
 /// The partitions of one depth that live on disk.

@@ -133,7 +133,30 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Frontier<K, C> {
 }
 
 /// What a [`CountSet`] keeps per key: plain data merged by wrapping addition.
-pub trait Tally: Pod + Send + Sync {
+///
+/// # Safety
+/// A [`SharedSet`] lets several threads call [`Tally::merge_shared`] on the same cell at once,
+/// and its race freedom rests on the implementation. Implementing the trait promises that, for
+/// a `cell` as its contract describes (valid, aligned to [`Tally::SHARED_ALIGN`], only merged
+/// into meanwhile), `merge_shared(cell, add)`:
+/// * accesses no memory but the `size_of::<Self>()` bytes at `cell`;
+/// * accesses them only through atomic operations, never plain reads or writes;
+/// * splits the cell into atomic words the same way on every call (each byte always belongs
+///   to the same word, of the same width at the same offset), so that no two calls access
+///   overlapping bytes through atomics of different sizes;
+/// * needs no more alignment than [`Tally::SHARED_ALIGN`]: each word's offset in `Self` is a
+///   multiple of its atomic type's alignment, and that alignment divides `SHARED_ALIGN`.
+///
+/// A [`SharedSet`] only shares a [`CountSet`] whose slots place every cell at such an
+/// alignment ([`CountSet::SHAREABLE`]). For the results to be right (not a safety matter),
+/// `merge_shared` adds `add` as [`Tally::merge`] does, the all-zero value is [`Tally::zero`],
+/// and merging is associative and commutative.
+pub unsafe trait Tally: Pod + Send + Sync {
+    /// The alignment [`Tally::merge_shared`] needs of its cell (a power of two): that of the
+    /// largest atomic type it uses, which may exceed `align_of::<Self>()` (`u64` is aligned to
+    /// 4 bytes on 32-bit x86, an `AtomicU64` to 8).
+    const SHARED_ALIGN: usize;
+
     /// No paths.
     #[inline(always)]
     fn zero() -> Self {
@@ -158,13 +181,21 @@ pub trait Tally: Pod + Send + Sync {
     /// the same cell at once (a [`SharedSet`]).
     ///
     /// # Safety
-    /// `cell` is valid for reads and writes and aligned for the atomic type of its words
-    /// (`AtomicU32` lanes, an `AtomicU64`), and while threads may be merging into it, every
-    /// access to it is a `merge_shared`.
+    /// `cell` is valid for reads and writes of `size_of::<Self>()` bytes and aligned to
+    /// [`Tally::SHARED_ALIGN`], and while threads may be merging into it, every access to it
+    /// is a `merge_shared` of this type.
     unsafe fn merge_shared(cell: *mut Self, add: Self);
 }
 
-impl<const L: usize> Tally for [u32; L] {
+// SAFETY: `merge_shared` accesses lane `g` only as the `AtomicU32` at byte `4 g` of the cell,
+// the same word on every call; a lane's offset is a multiple of 4, and so of the alignment of
+// `AtomicU32` (checked below), which is `SHARED_ALIGN`.
+unsafe impl<const L: usize> Tally for [u32; L] {
+    const SHARED_ALIGN: usize = {
+        assert!(std::mem::size_of::<u32>().is_multiple_of(std::mem::align_of::<AtomicU32>()));
+        std::mem::align_of::<AtomicU32>()
+    };
+
     #[inline(always)]
     fn merge(self, add: Self) -> Self {
         std::array::from_fn(|g| self[g].wrapping_add(add[g]))
@@ -179,14 +210,19 @@ impl<const L: usize> Tally for [u32; L] {
     #[inline(always)]
     unsafe fn merge_shared(cell: *mut Self, add: Self) {
         for (g, a) in add.into_iter().enumerate() {
-            // SAFETY: lane `g` of a valid, aligned `[u32; L]` is a valid, aligned `u32`, only
-            // accessed atomically meanwhile (the caller's contract).
+            // SAFETY: lane `g < L` of the cell is in bounds, and aligned for `AtomicU32` since
+            // the cell is (to `SHARED_ALIGN`) and `4 g` is a multiple of that alignment; it is
+            // only accessed through this same atomic word meanwhile (the caller's contract).
             unsafe { AtomicU32::from_ptr(cell.cast::<u32>().add(g)) }.fetch_add(a, Ordering::Relaxed);
         }
     }
 }
 
-impl Tally for u64 {
+// SAFETY: `merge_shared` accesses the cell only as one `AtomicU64` (its 8 bytes, on every
+// call), which needs the alignment of `AtomicU64`: `SHARED_ALIGN`.
+unsafe impl Tally for u64 {
+    const SHARED_ALIGN: usize = std::mem::align_of::<AtomicU64>();
+
     #[inline(always)]
     fn merge(self, add: Self) -> Self {
         self.wrapping_add(add)
@@ -200,8 +236,8 @@ impl Tally for u64 {
 
     #[inline(always)]
     unsafe fn merge_shared(cell: *mut Self, add: Self) {
-        // SAFETY: valid, aligned for `AtomicU64` and only accessed atomically meanwhile (the
-        // caller's contract).
+        // SAFETY: the cell is valid, aligned to `SHARED_ALIGN` (that of `AtomicU64`) and only
+        // accessed through this same atomic word meanwhile (the caller's contract).
         unsafe { AtomicU64::from_ptr(cell) }.fetch_add(add, Ordering::Relaxed);
     }
 }

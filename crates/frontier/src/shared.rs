@@ -59,8 +59,9 @@ pub struct SharedSet<'a, K: Pod + Eq, C: Tally> {
 }
 
 // SAFETY: the set is a view of a table exclusively borrowed for its lifetime (`_borrow`);
-// threads touch its slots only through atomic operations (`load_key`, `claim_key`,
-// `Tally::merge_shared`), so sharing the view is as safe as sharing the keys and counts.
+// threads touch its slots only through atomic operations (`load_key`, `claim_key`, and
+// `Tally::merge_shared`, atomic by the promise of the unsafe trait `Tally`), so sharing the
+// view is as safe as sharing the keys and counts.
 unsafe impl<K: Pod + Eq + Send + Sync, C: Tally> Sync for SharedSet<'_, K, C> {}
 // SAFETY: as above.
 unsafe impl<K: Pod + Eq + Send + Sync, C: Tally> Send for SharedSet<'_, K, C> {}
@@ -76,11 +77,11 @@ pub struct Claim<'s, 'a, K: Pod + Eq, C: Tally> {
 
 impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// True when [`CountSet::fill_shared`] works for these types: the inline layout (counts
-    /// of at most 8 bytes, see [`CountSet::INLINE`]) and keys of 4 or 8 bytes, aligned to
-    /// their size (`u32`, `u64`), which one atomic instruction can compare and swap.
-    pub const SHAREABLE: bool = Self::INLINE
-        && matches!(std::mem::size_of::<K>(), 4 | 8)
-        && std::mem::align_of::<K>() >= std::mem::size_of::<K>();
+    /// of at most 8 bytes, see [`CountSet::INLINE`]), keys of 4 or 8 bytes (`u32`, `u64`),
+    /// which one atomic instruction can compare and swap, and a [`Slot`] layout that aligns
+    /// every slot's key for that atomic and its counts to [`Tally::SHARED_ALIGN`] (false for
+    /// `u32` keys with `u64` counts on 32-bit x86, whose counts lie at offset 4).
+    pub const SHAREABLE: bool = Self::INLINE && atomic_layout::<K, C>();
 
     /// Fills the set from several threads at once: `fill` gets a [`SharedSet`] whose
     /// [`Claim`]s (one for each thread, or each task) insert concurrently. The table keeps
@@ -94,8 +95,8 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// interleave.
     ///
     /// # Panics
-    /// Unless [`CountSet::SHAREABLE`] (keys of 4 or 8 bytes, counts of at most 8), or if an item's key has all its
-    /// bits set (see [`Slot`]).
+    /// Unless [`CountSet::SHAREABLE`] (keys of 4 or 8 bytes, counts of at most 8, slots
+    /// aligned for their atomics), or if an item's key has all its bits set (see [`Slot`]).
     ///
     /// ```
     /// use frontier::{key_hash, CountSet};
@@ -115,7 +116,10 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// assert_eq!(set.get(&5), Some(&6)); // 5 is inserted 6 times (5, 705, ... 3505)
     /// ```
     pub fn fill_shared<R>(&mut self, fill: impl FnOnce(&SharedSet<'_, K, C>) -> R) -> Result<R, Overflow> {
-        assert!(Self::SHAREABLE, "a shared fill needs keys of 4 or 8 bytes, aligned to their size");
+        // A constant: the check costs nothing, and it is what keeps the atomic accesses of
+        // `Claim::insert_prefetched` (reached only through the `SharedSet` made below) to the
+        // types whose slots are laid out for them.
+        assert!(Self::SHAREABLE, "a shared fill needs 4- or 8-byte keys and slots aligned for atomics");
         if self.capacity() == 0 {
             self.clear_for(1);
         }
@@ -220,8 +224,9 @@ impl<K: Pod + Eq, C: Tally> Claim<'_, '_, K, C> {
                 }
                 if here == k {
                     // SAFETY: `slot` is in the table (above); its counts are only merged
-                    // through `merge_shared` while the set is shared, and are aligned for it
-                    // (a `repr(C)` field of an aligned slot).
+                    // through `merge_shared` while the set is shared, and are aligned to
+                    // `C::SHARED_ALIGN` (the set is shared only when `SHAREABLE`, whose
+                    // `atomic_layout` checks the slot's alignment and the counts' offset).
                     unsafe { C::merge_shared(std::ptr::addr_of_mut!((*slot).count), counts(item)) };
                     break;
                 }
@@ -246,11 +251,42 @@ impl<K: Pod + Eq, C: Tally> Drop for Claim<'_, '_, K, C> {
     }
 }
 
+/// The alignment of the atomic type a shared key is accessed as (`AtomicU32` for 4 bytes,
+/// `AtomicU64` for 8), or 0 for other sizes, which cannot be shared.
+const fn key_atomic_align<K>() -> usize {
+    match std::mem::size_of::<K>() {
+        4 => std::mem::align_of::<AtomicU32>(),
+        8 => std::mem::align_of::<AtomicU64>(),
+        _ => 0,
+    }
+}
+
+/// True when a table of `Slot<K, C>` can be shared: keys of 4 or 8 bytes, aligned by their
+/// own type for the atomic type of their size (not only by the counts beside them), and in
+/// every slot of an array (aligned to `align_of::<Slot<K, C>>()`, spaced by its size, a
+/// multiple of it), the key aligned for that atomic type ([`load_key`], [`claim_key`]) and
+/// the counts to [`Tally::SHARED_ALIGN`] ([`Tally::merge_shared`]). Every alignment is a
+/// power of two, so it holds when the slot's alignment and the field's offset are multiples
+/// of it.
+const fn atomic_layout<K, C: Tally>() -> bool {
+    let slot = std::mem::align_of::<Slot<K, C>>();
+    let key = key_atomic_align::<K>();
+    let count = C::SHARED_ALIGN;
+    key != 0
+        && count.is_power_of_two()
+        && std::mem::align_of::<K>().is_multiple_of(key)
+        && slot.is_multiple_of(key)
+        && std::mem::offset_of!(Slot<K, C>, stored).is_multiple_of(key)
+        && slot.is_multiple_of(count)
+        && std::mem::offset_of!(Slot<K, C>, count).is_multiple_of(count)
+}
+
 /// Reads the key at `p` atomically.
 ///
 /// # Safety
-/// `p` is valid, aligned to the key's size (4 or 8 bytes: [`CountSet::SHAREABLE`]), and
-/// every access to it meanwhile is atomic.
+/// `p` is valid, aligned for the atomic type of the key's size (`AtomicU32` for 4 bytes,
+/// `AtomicU64` for 8: [`CountSet::SHAREABLE`]), and every access to it meanwhile is atomic,
+/// through that type.
 #[inline(always)]
 unsafe fn load_key<K: Pod>(p: *mut K) -> K {
     match std::mem::size_of::<K>() {
@@ -365,9 +401,57 @@ mod tests {
 
     #[test]
     fn wide_keys_and_dense_sets_cannot_be_shared() {
-        const { assert!(CountSet::<u32, u64>::SHAREABLE && CountSet::<u64, [u32; 2]>::SHAREABLE) };
+        const { assert!(CountSet::<u32, [u32; 1]>::SHAREABLE && CountSet::<u64, [u32; 2]>::SHAREABLE) };
         const { assert!(!CountSet::<u128, u64>::SHAREABLE && !CountSet::<[u32; 2], u64>::SHAREABLE) };
         const { assert!(!CountSet::<u64, [u32; 8]>::SHAREABLE && !CountSet::<u32, [u32; 3]>::INLINE) };
+        // `u64` keys and counts share where `u64` is aligned like `AtomicU64` (x86-64, not
+        // 32-bit x86).
+        const U64_ALIGNED: bool = std::mem::align_of::<u64>() == std::mem::align_of::<AtomicU64>();
+        const { assert!(CountSet::<u32, u64>::SHAREABLE == U64_ALIGNED) };
+        const { assert!(CountSet::<u64, u64>::SHAREABLE == U64_ALIGNED) };
+        // On x86-64 they do share: the solver fills 3x3 depths (`u32` keys, `u64` counts) so.
+        const { assert!(U64_ALIGNED || !cfg!(target_arch = "x86_64")) };
+    }
+
+    /// Counts of 8 bytes aligned to 4 whose shared merge is one `AtomicU64`: what `u64` is
+    /// on 32-bit x86.
+    #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Zeroable, bytemuck::Pod)]
+    #[repr(C)]
+    struct Split([u32; 2]);
+
+    // SAFETY: `merge_shared` accesses the cell only as one `AtomicU64`, on every call, and
+    // `SHARED_ALIGN` is that type's alignment.
+    unsafe impl Tally for Split {
+        const SHARED_ALIGN: usize = std::mem::align_of::<AtomicU64>();
+
+        fn merge(self, add: Self) -> Self {
+            Split(self.0.merge(add.0))
+        }
+
+        unsafe fn merge_shared(cell: *mut Self, add: Self) {
+            // SAFETY: valid, aligned for `AtomicU64` and only accessed atomically meanwhile
+            // (the caller's contract).
+            let word = unsafe { AtomicU64::from_ptr(cell.cast()) };
+            let _ = word.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+                Some(bytemuck::cast(Split(bytemuck::cast::<u64, [u32; 2]>(w)).merge(add)))
+            });
+        }
+    }
+
+    #[test]
+    fn counts_misaligned_for_their_atomics_cannot_be_shared() {
+        // After a 4-byte key, the counts lie at offset 4 in a slot aligned to 4.
+        const { assert!(std::mem::offset_of!(Slot<u32, Split>, count) == 4) };
+        const { assert!(CountSet::<u32, Split>::INLINE && !CountSet::<u32, Split>::SHAREABLE) };
+        // After an 8-byte key aligned for `AtomicU64` (where `u64` is), they are aligned for
+        // it too.
+        const U64_ALIGNED: bool = std::mem::align_of::<u64>() == std::mem::align_of::<AtomicU64>();
+        const { assert!(CountSet::<u64, Split>::SHAREABLE == U64_ALIGNED) };
+        if CountSet::<u64, Split>::SHAREABLE {
+            let items: Vec<(u64, Split)> =
+                keys(20_000, 4_000).map(|k| (k, Split([k as u32, u32::MAX]))).collect();
+            fill_and_check(&items, 3, 5_000);
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! chunk or a shard), never per board.
 
 use frontier::{CountSet, Frontier};
-use state::{Level, Rules};
+use state::{Isa, Rules};
 
 use crate::home::Outbox;
 use crate::kernels::{self, Chunk};
@@ -15,7 +15,7 @@ use crate::weights::Weights;
 macro_rules! kernel {
     ($module:ident::$name:ident as $pub_name:ident, $avx2:ident, <$($g:ident: $gb:path),*> ($r:ident: $rty:ty $(, $arg:ident: $ty:ty)*) $(-> $ret:ty)?) => {
         /// # Safety
-        /// The CPU must support [`Level::Avx2`].
+        /// The CPU must support [`state::Level::Avx2`].
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
         unsafe fn $avx2<R: Rules $(, $g: $gb)*>($r: $rty $(, $arg: $ty)*) $(-> $ret)? {
@@ -23,11 +23,11 @@ macro_rules! kernel {
         }
 
         pub(crate) fn $pub_name<R: Rules $(, $g: $gb)*>($r: $rty $(, $arg: $ty)*) $(-> $ret)? {
-            match $r.level() {
+            match $r.isa() {
                 #[cfg(target_arch = "x86_64")]
-                // SAFETY: `Rules::level` never reports a level the CPU lacks (backends and
-                // `Grid` check `Level::is_available` when they are made).
-                Level::Avx2 => unsafe { $avx2($r $(, $arg)*) },
+                // SAFETY: the `Avx2Token` proves the CPU has every feature `$avx2` is compiled
+                // for (those of `Level::Avx2`): no safe code makes one where it does not.
+                Isa::Avx2(_) => unsafe { $avx2($r $(, $arg)*) },
                 _ => $module::$name($r $(, $arg)*),
             }
         }

@@ -283,8 +283,8 @@ impl<R: Rules> Rules for NoSymmetry<'_, R> {
     fn shape(&self) -> Shape {
         self.0.shape()
     }
-    fn level(&self) -> Level {
-        self.0.level()
+    fn isa(&self) -> state::Isa {
+        self.0.isa()
     }
     fn pack(&self, cells: &[u8]) -> R::Key {
         self.0.pack(cells)

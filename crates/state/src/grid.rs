@@ -6,7 +6,7 @@ use tables::geometry::{Geometry, MAX_CELLS, NO_CELL};
 use crate::canon::{Portable, Wide};
 use crate::counts::Counts;
 use crate::key::{pack, unpack, PackedKey};
-use crate::level::Level;
+use crate::level::{Isa, Level};
 use crate::rules::Rules;
 use crate::shape::Shape;
 
@@ -22,8 +22,8 @@ use crate::shape::Shape;
 #[derive(Clone, Debug)]
 pub struct Grid<K: PackedKey> {
     shape: Shape,
-    level: Level,
-    /// The canonicalisation backend (follows `level`).
+    isa: Isa,
+    /// The canonicalisation backend (follows `isa`).
     wide: Wide,
     cells: usize,
     symmetries: usize,
@@ -85,11 +85,11 @@ impl<K: PackedKey> Grid<K> {
             }
         }
         let low = (0..cells).fold(K::ZERO, |k, i| k | K::place(1, i));
-        let level = if level.is_available() { level } else { Level::Portable };
+        let isa = Isa::new(level).unwrap_or(Isa::Portable);
         Grid {
             shape,
-            level,
-            wide: Wide::new(level),
+            isa,
+            wide: Wide::new(isa),
             cells,
             symmetries: geo.symmetries as usize,
             compose: geo.compose,
@@ -142,8 +142,8 @@ impl<K: PackedKey> Rules for Grid<K> {
         self.shape
     }
 
-    fn level(&self) -> Level {
-        self.level
+    fn isa(&self) -> Isa {
+        self.isa
     }
 
     fn pack(&self, cells: &[u8]) -> K {

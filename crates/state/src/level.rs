@@ -1,4 +1,10 @@
 //! The instruction sets a backend's hot loops are compiled for, detected at run time.
+//!
+//! A [`Level`] names an instruction set (what a user asks for, what a report shows); an
+//! [`Isa`] is one this CPU has, with the proof: a zero-sized token ([`Avx2Token`]) that only a
+//! check of the CPU makes. Code compiled for an instruction set (`#[target_feature]`) runs
+//! only where such a token is at hand, so no safe code, in this crate or another, can reach it
+//! on a CPU that lacks the instructions.
 
 /// The instruction set a backend's hot loops are compiled for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -51,5 +57,134 @@ impl Level {
             "avx2" => Some(Level::Avx2),
             _ => None,
         }
+    }
+}
+
+/// Proof that this CPU has every feature of [`Level::Avx2`] (AVX2, BMI1, BMI2 and POPCNT):
+/// zero-sized, with a private field, so that it is made only by [`Avx2Token::new`] (which
+/// asks the CPU) or [`Avx2Token::new_unchecked`] (whose caller vouches for it). Code holding
+/// one may call functions compiled for those features.
+///
+/// ```
+/// use state::{Avx2Token, Level};
+///
+/// assert_eq!(Avx2Token::new().is_some(), Level::Avx2.is_available());
+/// ```
+///
+/// Safe code cannot make one otherwise:
+///
+/// ```compile_fail,E0423
+/// let token = state::Avx2Token(());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Avx2Token(());
+
+impl Avx2Token {
+    /// The token, when this CPU has every feature of [`Level::Avx2`].
+    #[inline]
+    pub fn new() -> Option<Avx2Token> {
+        Level::Avx2.is_available().then_some(Avx2Token(()))
+    }
+
+    /// The token without asking the CPU.
+    ///
+    /// # Safety
+    /// The CPU must have every feature of [`Level::Avx2`].
+    #[inline(always)]
+    pub unsafe fn new_unchecked() -> Avx2Token {
+        Avx2Token(())
+    }
+}
+
+/// An instruction set this CPU has: a [`Level`] with the proof that the CPU supports it, what
+/// the search's hot loops are dispatched on (see [`crate::Rules::isa`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Isa {
+    /// [`Level::Portable`]: runs everywhere.
+    Portable,
+    /// [`Level::Avx2`], proven by the token.
+    Avx2(Avx2Token),
+}
+
+impl Isa {
+    /// `level` with its proof, when this CPU supports it.
+    pub fn new(level: Level) -> Option<Isa> {
+        match level {
+            Level::Portable => Some(Isa::Portable),
+            Level::Avx2 => Avx2Token::new().map(Isa::Avx2),
+        }
+    }
+
+    /// The best instruction set this CPU supports (detected at run time).
+    pub fn detect() -> Isa {
+        Avx2Token::new().map_or(Isa::Portable, Isa::Avx2)
+    }
+
+    /// The level this is a proof of.
+    #[inline]
+    pub fn level(self) -> Level {
+        match self {
+            Isa::Portable => Level::Portable,
+            Isa::Avx2(_) => Level::Avx2,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What std's detection says of the features of [`Level::Avx2`].
+    fn std_detects_avx2() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("bmi1")
+                && std::arch::is_x86_feature_detected!("bmi2")
+                && std::arch::is_x86_feature_detected!("popcnt")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    }
+
+    #[test]
+    fn tokens_exist_exactly_where_std_detects_the_features() {
+        let avx2 = std_detects_avx2();
+        assert_eq!(Level::Avx2.is_available(), avx2);
+        assert_eq!(Avx2Token::new().is_some(), avx2);
+        assert_eq!(Isa::new(Level::Avx2).is_some(), avx2);
+        assert_eq!(Isa::new(Level::Portable), Some(Isa::Portable));
+        assert_eq!(Isa::detect().level(), Level::detect());
+        assert_eq!(Level::detect(), if avx2 { Level::Avx2 } else { Level::Portable });
+        for level in [Level::Portable, Level::Avx2] {
+            assert_eq!(Isa::new(level).map(Isa::level), level.is_available().then_some(level));
+            assert_eq!(Level::from_name(level.name()), Some(level));
+        }
+    }
+
+    #[test]
+    fn rules_report_the_level_they_asked_for_only_where_the_cpu_has_it() {
+        use crate::canon::{Canon3, Portable};
+        use crate::{Grid, Ring3, Rules, Shape};
+        let avx2 = Isa::new(Level::Avx2);
+        let shape = Shape::new(4, 4).unwrap();
+        assert_eq!(Grid::<u64>::new(shape, Level::Portable).isa(), Isa::Portable);
+        assert_eq!(Grid::<u64>::new(shape, Level::Avx2).isa(), avx2.unwrap_or(Isa::Portable));
+        assert_eq!(Grid::<u32>::new(Shape::SQUARE3, Level::Avx2).level(), Level::detect());
+        assert_eq!(Ring3::new(Portable).isa(), Isa::Portable);
+        assert_eq!(Portable.isa(), Isa::Portable);
+        #[cfg(target_arch = "x86_64")]
+        {
+            let ring = crate::canon::Avx2::new().map(Ring3::new);
+            assert_eq!(ring.map(|r| r.isa()), avx2);
+            let backend = crate::canon::Avx2::new().map(|b| b.with_gather(false));
+            assert_eq!(backend.map(Canon3::isa), avx2);
+            assert_eq!(backend.map(|b| Isa::Avx2(b.token())), avx2);
+        }
+    }
+
+    #[test]
+    fn tokens_take_no_room() {
+        assert_eq!(std::mem::size_of::<Avx2Token>(), 0);
     }
 }

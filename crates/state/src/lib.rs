@@ -13,6 +13,9 @@
 //! * [`Ring3`]: the contest's 3x3 board, packed so that its symmetries are rotations and
 //!   reflections of a 24-bit ring, canonicalised by a [`canon`] backend ([`canon::Portable`]
 //!   everywhere, [`canon::Avx2`] where the CPU has it), chosen once at run time.
+//! * [`Level`] and [`Isa`]: an instruction set as named, and one this CPU is proven to have
+//!   (by a token such as [`Avx2Token`], made only by asking the CPU); [`Rules::isa`] tells a
+//!   search which hot loops it may run.
 //!
 //! # Example
 //!
@@ -50,7 +53,7 @@ mod shape;
 pub use counts::{fold_lanes, mul_add, Counts};
 pub use grid::Grid;
 pub use key::{pack, unpack, PackedKey, U192};
-pub use level::Level;
+pub use level::{Avx2Token, Isa, Level};
 pub use ring3::Ring3;
 pub use rules::{successor_hashes_one_by_one, successors_one_by_one, Rules};
 pub use shape::{hash_cells, Board, BoardError, Shape, ShapeError, Width, HASH_MASK};

@@ -7,7 +7,7 @@ use tables::ring3::{
 
 use crate::canon::{reverse_ring, Canon3, ROTATE};
 use crate::counts::Counts;
-use crate::level::Level;
+use crate::level::Isa;
 use crate::rules::{successor_hashes_one_by_one, successors_one_by_one, Rules};
 use crate::shape::Shape;
 
@@ -200,8 +200,8 @@ impl<B: Canon3> Rules for Ring3<B> {
         Shape::SQUARE3
     }
 
-    fn level(&self) -> Level {
-        B::LEVEL
+    fn isa(&self) -> Isa {
+        self.backend.isa()
     }
 
     fn pack(&self, cells: &[u8]) -> u32 {

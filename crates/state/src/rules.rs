@@ -2,7 +2,7 @@
 
 use crate::counts::Counts;
 use crate::key::PackedKey;
-use crate::level::Level;
+use crate::level::{Isa, Level};
 use crate::shape::Shape;
 
 /// A board packing with its moves, symmetries and hashes: everything a breadth-first search over
@@ -19,8 +19,16 @@ pub trait Rules: Sync + Send {
     fn shape(&self) -> Shape;
 
     /// The instruction set the search's hot loops should be compiled for when they use these
-    /// rules: never one the CPU lacks.
-    fn level(&self) -> Level;
+    /// rules, with the proof that the CPU has it: a search runs loops compiled for AVX2 only on
+    /// an [`Isa::Avx2`], whose [`crate::Avx2Token`] no safe code makes on a CPU without it, so
+    /// an implementation cannot claim an instruction set the CPU lacks.
+    fn isa(&self) -> Isa;
+
+    /// The level of [`Rules::isa`], as reports name it.
+    #[inline]
+    fn level(&self) -> Level {
+        self.isa().level()
+    }
 
     /// Packs row-major cells (each `0..=6`).
     fn pack(&self, cells: &[u8]) -> Self::Key;

@@ -2,13 +2,15 @@
 //! [`tables::ring3`]) through [`Canon3`], and of the general path's keys ([`crate::Grid`], its
 //! `u64` keys only so far) through the grid's level.
 //!
-//! A backend is a zero-sized value that can only be made where its instructions exist
-//! (`new() -> Option<Self>`). The ring's search is generic over it; a grid picks its backend
-//! once, when it is built. Either way the choice is made once, never per board. [`Portable`]
-//! runs everywhere and is the reference every other backend is tested against.
+//! A backend is a small value that can only be made where its instructions exist
+//! (`new() -> Option<Self>`): a SIMD backend holds the token proving them ([`crate::Isa`]),
+//! and its methods run SIMD instructions only through that proof. The ring's search is
+//! generic over it; a grid picks its backend once, when it is built. Either way the choice is
+//! made once, never per board. [`Portable`] runs everywhere and is the reference every other
+//! backend is tested against.
 
 use crate::counts::Counts;
-use crate::level::Level;
+use crate::level::Isa;
 
 pub mod portable;
 mod wide;
@@ -23,8 +25,10 @@ pub(crate) use wide::{Wide, WideKey};
 
 /// Canonicalisation of packed 3x3 boards (ring layout).
 pub trait Canon3: Copy + Send + Sync + std::fmt::Debug + 'static {
-    /// The instruction set this backend needs.
-    const LEVEL: Level;
+    /// The instruction set this backend needs, with the proof that the CPU has it (taken
+    /// from the backend itself, so it cannot name an instruction set the CPU lacks): a search
+    /// over [`crate::Ring3`] with this backend runs hot loops compiled for it.
+    fn isa(self) -> Isa;
 
     /// The smallest of the 8 images of `s` and the (smallest) symmetry `t` giving it.
     fn canonical(self, s: u32) -> (u32, u8);

@@ -5,7 +5,7 @@ use tables::ring3::{COMPOSE, RING_MASK};
 use super::{reverse_ring, Canon3, ROTATE};
 use crate::counts::Counts;
 use crate::key::PackedKey;
-use crate::level::Level;
+use crate::level::Isa;
 
 /// Canonicalisation with scalar integer operations; available on every CPU.
 #[derive(Clone, Copy, Debug, Default)]
@@ -19,7 +19,10 @@ impl Portable {
 }
 
 impl Canon3 for Portable {
-    const LEVEL: Level = Level::Portable;
+    #[inline]
+    fn isa(self) -> Isa {
+        Isa::Portable
+    }
 
     #[inline(always)]
     fn canonical(self, s: u32) -> (u32, u8) {

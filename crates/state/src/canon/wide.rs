@@ -17,7 +17,7 @@
 
 use super::Portable;
 use crate::key::{PackedKey, U192};
-use crate::level::Level;
+use crate::level::Isa;
 
 /// The canonicalisation backend of one [`crate::Grid`], chosen when it is built.
 #[derive(Clone, Copy, Debug)]
@@ -25,21 +25,20 @@ pub enum Wide {
     /// [`Portable::canonical_wide`], for every key width.
     Portable,
     /// `Avx2::canonical_u64` for `u64` keys (others fall back to the portable code). Holds the
-    /// [`super::Avx2`] value, so it exists only where the CPU has AVX2.
+    /// [`super::Avx2`] value (and so its token), so it exists only where the CPU has AVX2.
     #[cfg(target_arch = "x86_64")]
     Avx2(super::Avx2),
 }
 
 impl Wide {
-    /// The backend for hot loops compiled for `level`: the portable one unless `level` is
-    /// [`Level::Avx2`] and the CPU has it.
-    pub fn new(level: Level) -> Wide {
+    /// The backend for hot loops compiled for `isa`: AVX2's where `isa` proves it.
+    pub fn new(isa: Isa) -> Wide {
         #[cfg(target_arch = "x86_64")]
-        if level == Level::Avx2 {
-            return super::Avx2::new().map_or(Wide::Portable, Wide::Avx2);
+        if let Isa::Avx2(cpu) = isa {
+            return Wide::Avx2(super::Avx2::with_token(cpu));
         }
         #[cfg(not(target_arch = "x86_64"))]
-        let _ = level;
+        let _ = isa;
         Wide::Portable
     }
 }

@@ -6,36 +6,62 @@ use tables::ring3::RING_MASK;
 
 use super::super::{reverse_ring, Canon3, COMPOSE32, ROTATE};
 use crate::counts::Counts;
-use crate::level::Level;
+use crate::level::{Avx2Token, Isa};
 
-/// Canonicalisation with AVX2; only constructible on CPUs that have it.
+/// Canonicalisation with AVX2; only constructible on CPUs that have it: it holds the
+/// [`Avx2Token`] proving the features of [`Level::Avx2`], and every method that runs their
+/// instructions takes `self`.
 ///
 /// Where BMI2's bit gather and scatter (`pext`, `pdep`) are fast ([`fast_bit_gather`]), it
 /// also uses them: for neighbourhood patterns (one `pext` each) and for reversing the ring.
+///
+/// [`Level::Avx2`]: crate::Level::Avx2
 #[derive(Clone, Copy, Debug)]
 pub struct Avx2 {
+    cpu: Avx2Token,
     gather: bool,
 }
 
 impl Avx2 {
     /// The backend, when this CPU supports [`Level::Avx2`].
+    ///
+    /// [`Level::Avx2`]: crate::Level::Avx2
     pub fn new() -> Option<Avx2> {
-        Level::Avx2.is_available().then(|| Avx2 { gather: fast_bit_gather() })
+        Avx2Token::new().map(Avx2::with_token)
+    }
+
+    /// The backend on a CPU proven to support [`Level::Avx2`] (by `cpu`).
+    ///
+    /// [`Level::Avx2`]: crate::Level::Avx2
+    pub fn with_token(cpu: Avx2Token) -> Avx2 {
+        Avx2 { cpu, gather: fast_bit_gather() }
     }
 
     /// The backend without checking the CPU.
     ///
     /// # Safety
     /// The CPU must support every feature of [`Level::Avx2`].
+    ///
+    /// [`Level::Avx2`]: crate::Level::Avx2
     pub unsafe fn new_unchecked() -> Avx2 {
-        Avx2 { gather: fast_bit_gather() }
+        // SAFETY: the CPU has every feature of `Level::Avx2` (this function's contract, the
+        // same as the token's).
+        Avx2::with_token(unsafe { Avx2Token::new_unchecked() })
+    }
+
+    /// The token this backend holds.
+    #[inline(always)]
+    pub fn token(self) -> Avx2Token {
+        self.cpu
     }
 
     /// The same backend, using BMI2's bit gather or not (tests compare both ways; either gives
     /// the same results, and both run on any CPU with [`Level::Avx2`], only more slowly with it
     /// where it is slow).
+    ///
+    /// [`Level::Avx2`]: crate::Level::Avx2
     pub fn with_gather(self, gather: bool) -> Avx2 {
-        Avx2 { gather }
+        Avx2 { gather, ..self }
     }
 }
 
@@ -73,15 +99,18 @@ unsafe fn reverse_ring_bmi2(ring: u32) -> u32 {
 // `#[target_feature]` helper, which could not be forced inline): inside a kernel compiled for
 // AVX2 (see `solver::dispatch`) they become single instructions.
 impl Canon3 for Avx2 {
-    const LEVEL: Level = Level::Avx2;
+    #[inline]
+    fn isa(self) -> Isa {
+        Isa::Avx2(self.cpu)
+    }
 
     #[inline(always)]
     fn canonical(self, s: u32) -> (u32, u8) {
         let ring = s & RING_MASK;
-        // SAFETY: BMI2 is part of `Level::Avx2` (see below).
+        // SAFETY: `self.cpu` proves the CPU has BMI2 (a feature of `Level::Avx2`).
         let rev = if self.gather { unsafe { reverse_ring_bmi2(ring) } } else { reverse_ring(ring) };
-        // SAFETY: an `Avx2` value exists only when `Level::Avx2.is_available()` held (or the
-        // caller of `new_unchecked` vouched for it); ROTATE is 8 u32, loaded unaligned.
+        // SAFETY: `self.cpu` proves the CPU has AVX2 (an `Avx2Token` exists only where it
+        // does); ROTATE is 8 u32, loaded unaligned.
         let best = unsafe {
             // Lanes 0..4 hold the ring, 4..8 its reversal; lane t rotates left by ROTATE[t].
             let v = _mm256_blend_epi32::<0xF0>(_mm256_set1_epi32(ring as i32), _mm256_set1_epi32(rev as i32));
@@ -108,15 +137,15 @@ impl Canon3 for Avx2 {
 
     #[inline(always)]
     fn gather(self, s: u32, mask: u32) -> usize {
-        // SAFETY: as in `canonical` (BMI2 is part of `Level::Avx2`).
+        // SAFETY: `self.cpu` proves the CPU has BMI2, as in `canonical`.
         unsafe { _pext_u32(s, mask) as usize }
     }
 
     #[inline(always)]
     fn permute(self, counts: &Counts, t: u8) -> Counts {
         let mut out = [0u32; 8];
-        // SAFETY: as in `canonical`; Counts and COMPOSE32 rows are 8 u32 (32 bytes), loaded and
-        // stored unaligned.
+        // SAFETY: `self.cpu` proves the CPU has AVX2, as in `canonical`; Counts and COMPOSE32
+        // rows are 8 u32 (32 bytes), loaded and stored unaligned.
         unsafe {
             let c = _mm256_loadu_si256(counts.as_ptr().cast());
             let p = _mm256_loadu_si256(COMPOSE32[t as usize & 7].as_ptr().cast());

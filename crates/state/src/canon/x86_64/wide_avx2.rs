@@ -34,8 +34,9 @@ impl Avx2 {
     /// Two zero registers.
     #[inline(always)]
     fn zero(self) -> [__m256i; 2] {
-        // SAFETY: an `Avx2` value exists only when `Level::Avx2.is_available()` held (checked by
-        // `Avx2::new`, or vouched for by the caller of `new_unchecked`).
+        // SAFETY: `self` holds an `Avx2Token`, which exists only where the CPU has AVX2 (made
+        // by `Avx2Token::new`, which asks the CPU, or vouched for by the caller of
+        // `new_unchecked`).
         unsafe { [_mm256_setzero_si256(); 2] }
     }
 

@@ -1,9 +1,11 @@
-//! Project automation: `cargo xtask verify`, `cargo xtask dist`, `cargo xtask bench`.
+//! Project automation: `cargo xtask verify`, `cargo xtask check`, `cargo xtask dist`,
+//! `cargo xtask bench`.
 //!
 //! Runs from the workspace root (found from this crate's manifest directory), whatever the
 //! current directory is.
 
 mod bench;
+mod check;
 mod verify;
 
 use std::path::{Path, PathBuf};
@@ -17,6 +19,8 @@ cargo xtask <command>
 Commands:
   verify [--threads N]   build the release solver, run every fixture under fixtures/, run the
                          exhaustive SIMD-vs-portable test; non-zero exit on any mismatch
+  check                  every locked package builds with the workspace's rust-version, and
+                         solver without its default `cli` feature pulls in no command-line crate
   dist                   build the solver to ship: on Linux one statically linked binary, for
                          musl when its target is installed, else glibc; it starts faster than
                          the dynamically linked one of `cargo build`; prints its path
@@ -37,6 +41,7 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("verify") => verify::run(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
+        Some("check") => check::run(&args[1..]),
         Some("dist") => {
             if let Some(extra) = args.get(1) {
                 bail!("dist: unexpected argument `{extra}`");

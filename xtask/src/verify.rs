@@ -43,23 +43,26 @@ pub fn cases(root: &Path) -> Result<Vec<Case>> {
     Ok(out)
 }
 
-/// Runs `exe --stats` on `input`; returns whether it succeeded and its stderr (the table).
-fn stats_of(exe: &Path, input: &str) -> Result<(bool, String)> {
+/// Runs `exe --json --stats` on `input`; returns its JSON report (`None` when the run failed).
+fn report_of(exe: &Path, input: &str) -> Result<Option<serde_json::Value>> {
     let mut child = Command::new(exe)
-        .arg("--stats")
+        .args(["--json", "--stats"])
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
         .spawn()?;
     std::io::Write::write_all(&mut child.stdin.take().expect("piped"), input.as_bytes())?;
     let out = child.wait_with_output()?;
-    Ok((out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned()))
+    if !out.status.success() {
+        return Ok(None);
+    }
+    Ok(Some(serde_json::from_slice(&out.stdout).context("the solver's --json output")?))
 }
 
-/// The backend the solver picks on this machine (from its `--stats` header).
+/// The backend the solver picks on this machine (its `--json` report's `backend`).
 pub fn backend(exe: &Path) -> Result<String> {
-    let (_, err) = stats_of(exe, "1\n0 0 0\n0 0 0\n0 0 0\n")?;
-    Ok(err.split("backend ").nth(1).and_then(|s| s.lines().next()).unwrap_or("unknown").trim().to_string())
+    let report = report_of(exe, "1\n0 0 0\n0 0 0\n0 0 0\n")?.context("the solver failed on an empty 3x3")?;
+    Ok(report["backend"].as_str().unwrap_or("unknown").to_string())
 }
 
 /// Compares the distinct boards per depth (`solver --stats`) with every table under
@@ -81,29 +84,33 @@ fn check_counts(root: &Path, exe: &Path) -> Result<usize> {
             .and_then(|s| s.split_once('x'))
             .and_then(|(r, c)| Some((r.parse::<usize>().ok()?, c.parse::<usize>().ok()?)))
             .with_context(|| format!("{}: name must start with RxC", table.display()))?;
-        let want: Vec<(String, String)> = std::fs::read_to_string(table)?
+        let want: Vec<(u64, u64)> = std::fs::read_to_string(table)?
             .lines()
             .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-            .filter_map(|l| {
-                let mut it = l.split_whitespace();
-                Some((it.next()?.to_string(), it.next()?.to_string()))
+            .map(|l| {
+                let mut it = l.split_whitespace().map(str::parse::<u64>);
+                match (it.next(), it.next()) {
+                    (Some(Ok(d)), Some(Ok(b))) => Ok((d, b)),
+                    _ => bail!("{}: `{l}` is not `depth boards`", table.display()),
+                }
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let depth = want.len();
         let input = format!("{depth}\n{}", format!("{}\n", vec!["0"; cols].join(" ")).repeat(rows));
         let t = Instant::now();
-        let (success, table) = stats_of(exe, &input)?;
-        // The table: `depth states boards ...` after two header lines.
-        let got: Vec<(String, String)> = table
-            .lines()
-            .skip(2)
-            .filter_map(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                Some((f.first()?.to_string(), f.get(2)?.to_string()))
+        let report = report_of(exe, &input)?;
+        // Each depth's `boards`, depth 0 left out (the tables start at depth 1).
+        let got: Vec<(u64, u64)> = report
+            .as_ref()
+            .and_then(|r| r["stats"].as_array())
+            .map(|rows| {
+                rows.iter()
+                    .filter_map(|row| Some((row["depth"].as_u64()?, row["boards"].as_u64()?)))
+                    .filter(|&(d, _)| d != 0)
+                    .collect()
             })
-            .filter(|(d, _)| d != "0")
-            .collect();
-        let ok = success && got == want;
+            .unwrap_or_default();
+        let ok = report.is_some() && got == want;
         failed += usize::from(!ok);
         println!(
             "counts/{name}: {} depths of distinct boards, {:.2} s: {}",

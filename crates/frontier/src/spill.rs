@@ -318,7 +318,11 @@ mod tests {
             assert_eq!(written.bytes, std::fs::metadata(&p).unwrap().len());
             let r = RecordReader::<u64, [u32; 3]>::open(&p).unwrap();
             let mut keys = Vec::new();
-            r.for_each_block(7, |recs| Ok(keys.extend(recs.iter().map(|r| r.0)))).unwrap();
+            r.for_each_block(7, |recs| {
+                keys.extend(recs.iter().map(|r| r.0));
+                Ok(())
+            })
+            .unwrap();
             assert_eq!(keys, (0..n).collect::<Vec<_>>());
         }
         std::fs::remove_dir_all(&d).unwrap();

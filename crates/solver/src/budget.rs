@@ -165,7 +165,8 @@ impl Budget {
         let part_bytes = (next_bytes / parts as f64).max(1.0);
         let write_buffer = ((limit / 16.0 / threads / parts as f64) as usize).clamp(4 << 10, 1 << 20);
         let buffers = (write_buffer * parts) as f64 * threads;
-        let source = resident.max(threads * need.largest_away as f64 * need.position_bytes).max(threads * part_bytes);
+        let source =
+            resident.max(threads * need.largest_away as f64 * need.position_bytes).max(threads * part_bytes);
         let records_in_flight = ((limit / 16.0) as usize).max(1 << 16);
         // An eighth of the limit for the records in flight and the merge sets kept idle.
         let room = limit - source - buffers - limit / 8.0;

@@ -1,29 +1,30 @@
 //! The command-line tool: arguments, reading the input, printing the answer.
 
-use std::io::{IsTerminal, Read, Write};
+use std::fs::File;
+use std::io::{self, IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use serde::Serialize;
 
-use crate::{parse, solve_observed, Answer, DepthStats, Level, Options, Problem};
+use crate::{parse_bytes, solve_observed, Answer, DepthStats, Level, Options, Problem, MAX_THREADS};
 
 /// Exact enumerator of Cephalopod game positions: the sum, over every sequence of DEPTH moves
 /// from the given board (fewer when it fills), of the final board's hash, modulo 2^30.
-#[derive(Debug, PartialEq, Parser)]
+#[derive(Debug, Default, PartialEq, Parser)]
 #[command(version, after_help = EXAMPLES)]
 pub struct Args {
     /// Input file (the depth on the first line, then the board, one row a line); stdin when
-    /// absent.
+    /// absent or `-`.
     pub file: Option<PathBuf>,
-    /// Worker threads (default: one per core). The answer never depends on it.
-    #[arg(long, value_name = "N")]
+    /// Worker threads, 1 to 1024 (default: one per core). The answer never depends on it.
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<usize>,
-    /// Instruction set for the hot loops: auto, portable or avx2.
-    #[arg(long, default_value = "auto", value_name = "NAME")]
-    pub backend: String,
+    /// Instruction set for the hot loops.
+    #[arg(long, value_enum, default_value_t, value_name = "NAME")]
+    pub backend: Backend,
     /// Use the general path even on the 3x3 board.
     #[arg(long)]
     pub general: bool,
@@ -70,63 +71,66 @@ pub struct Args {
     pub resume: Option<PathBuf>,
 }
 
-impl Args {
-    /// The arguments of a command line that gives none (clap's defaults), without building
-    /// clap's command: that takes tens of microseconds, a share of a short run's whole process
-    /// (the contest runs the solver with no arguments, once per case).
-    pub fn defaults() -> Args {
-        Args {
-            file: None,
-            threads: None,
-            backend: "auto".into(),
-            general: false,
-            no_symmetry: false,
-            lanes: false,
-            all_depths: false,
-            stats: false,
-            json: false,
-            no_progress: false,
-            memory_limit: None,
-            work_dir: None,
-            checkpoint: None,
-            resume: None,
-        }
-    }
+/// `--backend`: the instruction set for the hot loops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// The best this CPU has.
+    #[default]
+    Auto,
+    /// Plain Rust, on any CPU.
+    Portable,
+    /// AVX2 (x86-64 CPUs that have it).
+    Avx2,
+}
 
-    /// The process's arguments: [`Args::defaults`] when there are none, else parsed by clap
-    /// (which prints help or an error and exits where asked or needed).
-    pub fn from_env() -> Args {
-        if std::env::args_os().len() <= 1 {
-            Args::defaults()
-        } else {
-            Args::parse()
+impl Backend {
+    /// The instruction set it asks for (`None`: the best available).
+    pub fn level(self) -> Option<Level> {
+        match self {
+            Backend::Auto => None,
+            Backend::Portable => Some(Level::Portable),
+            Backend::Avx2 => Some(Level::Avx2),
         }
     }
 }
 
-/// Parses `512M`, `8G`, `1048576`... into bytes.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (digits, shift) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let shift = match c.to_ascii_uppercase() {
-                'K' => 10,
-                'M' => 20,
-                'G' => 30,
-                'T' => 40,
-                'B' => 0,
-                _ => return Err(format!("unknown size suffix `{c}` (expected K, M, G or T)")),
-            };
-            (&t[..i], shift)
+impl Args {
+    /// The process's arguments, parsed by clap; with none, `Args::default()` (the same,
+    /// without building clap's command: that takes tens of microseconds, a share of a short
+    /// run's whole process, and the contest runs the solver with no arguments, once per case).
+    ///
+    /// # Errors
+    /// Clap's error, or its help or version text, to print as [`main`] does.
+    pub fn from_env() -> Result<Args, clap::Error> {
+        if std::env::args_os().len() <= 1 {
+            Ok(Args::default())
+        } else {
+            Args::try_parse()
         }
-        _ => (t, 0),
-    };
-    let n: u64 = digits.parse().map_err(|_| format!("`{text}` is not a size such as 512M or 8G"))?;
-    let bytes = n.checked_mul(1u64 << shift).ok_or_else(|| format!("`{text}` is too large"))?;
+    }
+}
+
+/// Parses `512M`, `8G`, `1.5GiB`, `1048576`... into bytes (K, M, G and T are powers of 1024),
+/// with the `parse-size` crate; zero is refused.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let bytes = parse_size::Config::new()
+        .with_binary()
+        .parse_size(text.trim())
+        .map_err(|e| format!("`{text}` is not a size such as 512M or 8G ({e})"))?;
     if bytes == 0 {
         return Err("the memory limit must be more than zero".into());
     }
     Ok(bytes)
+}
+
+/// Parses a thread count from 1 to [`MAX_THREADS`].
+pub fn parse_threads(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(_) => Err(format!("at most {MAX_THREADS} (more threads than that only wait for cores)")),
+        Err(_) => Err(format!("`{text}` is not a whole number of threads")),
+    }
 }
 
 const EXAMPLES: &str = "Examples:
@@ -142,52 +146,112 @@ const EXAMPLES: &str = "Examples:
 
 /// Runs the tool with the process's arguments; the exit code is 0 on success, 1 on a failure
 /// to read or write (input, output, or the disk frontier's files), 2 on bad input or
-/// arguments (including a checkpoint of another problem).
+/// arguments (including a checkpoint of another problem). Nothing goes to stdout but the
+/// answer (or help and version text); every write is checked, and a broken pipe ends the run
+/// quietly with exit 1.
 pub fn main() -> ExitCode {
-    let args = Args::from_env();
-    match run(&args) {
-        Ok(out) => {
-            let mut stdout = std::io::stdout().lock();
-            if stdout.write_all(out.as_bytes()).and_then(|_| stdout.flush()).is_err() {
-                return ExitCode::from(1);
-            }
-            ExitCode::SUCCESS
+    let mut stderr = io::stderr();
+    let args = match Args::from_env() {
+        Ok(args) => args,
+        Err(e) if e.use_stderr() => {
+            let _ = write!(stderr, "{}", e.render().ansi());
+            return ExitCode::from(2);
         }
+        Err(e) => {
+            // --help, --version: text for stdout.
+            return deliver(Stdout::open(), e.render().to_string().as_bytes());
+        }
+    };
+    // The answer's way out is checked before any work: a closed stdout fails now.
+    let stdout = Stdout::open();
+    if let Err(e) = &stdout {
+        let _ = writeln!(stderr, "error: cannot write to stdout: {e}");
+        return ExitCode::from(1);
+    }
+    match run(&args) {
+        Ok(out) => deliver(stdout, out.as_bytes()),
         Err((code, msg)) => {
-            eprintln!("error: {msg}");
+            let _ = writeln!(stderr, "error: {msg}");
             ExitCode::from(code)
         }
     }
 }
 
-/// Everything but printing the result: returns what goes on stdout, or an exit code and a
-/// message. Statistics (with `--stats`) and the progress bar go to stderr.
-pub fn run(args: &Args) -> Result<String, (u8, String)> {
-    let backend = match args.backend.as_str() {
-        "auto" => None,
-        name => Some(Level::from_name(name).ok_or_else(|| {
-            (2, format!("--backend: unknown backend `{name}` (expected auto, portable or avx2)"))
-        })?),
-    };
-    if args.threads == Some(0) {
-        return Err((2, "--threads: must be at least 1".into()));
+/// Standard output, checked: the standard library's `Stdout` takes a closed descriptor for a
+/// sink that accepts everything (it ignores `EBADF`), so the answer goes through a duplicate
+/// of the descriptor, which fails when there is none, and a stdout that was closed when the
+/// process started is refused ([`closed_at_start`]).
+struct Stdout(File);
+
+impl Stdout {
+    #[cfg(unix)]
+    fn open() -> io::Result<Stdout> {
+        use std::os::fd::AsFd;
+        if closed_at_start() {
+            return Err(io::Error::other("it is closed"));
+        }
+        Ok(Stdout(File::from(io::stdout().as_fd().try_clone_to_owned()?)))
     }
-    let mut text = String::new();
-    let source = match &args.file {
-        Some(path) => {
-            text = std::fs::read_to_string(path)
-                .map_err(|e| (1, format!("cannot read {}: {e}", path.display())))?;
-            path.display().to_string()
+
+    #[cfg(windows)]
+    fn open() -> io::Result<Stdout> {
+        use std::os::windows::io::AsHandle;
+        Ok(Stdout(File::from(io::stdout().as_handle().try_clone_to_owned()?)))
+    }
+}
+
+/// True when stdout was closed as the process started. The standard library then opens
+/// `/dev/null` on it, read-write (so that no file the process opens lands there); a shell's
+/// `>/dev/null` opens it write-only. Linux only (elsewhere, false).
+fn closed_at_start() -> bool {
+    if std::fs::read_link("/proc/self/fd/1").ok().as_deref() != Some(std::path::Path::new("/dev/null")) {
+        return false;
+    }
+    let Ok(info) = std::fs::read_to_string("/proc/self/fdinfo/1") else { return false };
+    let flags = info.lines().find_map(|l| l.strip_prefix("flags:"));
+    // O_ACCMODE is 3, O_RDWR 2.
+    flags.and_then(|f| u32::from_str_radix(f.trim(), 8).ok()).is_some_and(|f| f & 3 == 2)
+}
+
+/// Writes `bytes` to `out`: exit 0 once they are written, else 1, with a message on stderr
+/// (none for a broken pipe: whoever read the output has gone).
+fn deliver(out: io::Result<Stdout>, bytes: &[u8]) -> ExitCode {
+    match out.and_then(|mut o| o.0.write_all(bytes).and_then(|()| o.0.flush())) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::from(1),
+        Err(e) => {
+            let _ = writeln!(io::stderr(), "error: cannot write to stdout: {e}");
+            ExitCode::from(1)
         }
-        None => {
-            std::io::stdin().read_to_string(&mut text).map_err(|e| (1, format!("cannot read stdin: {e}")))?;
-            "stdin".to_string()
+    }
+}
+
+/// Reads the input: the file, or stdin when there is none or it is `-`. Returns its bytes and
+/// the name messages give it.
+fn read_input(file: Option<&PathBuf>) -> Result<(Vec<u8>, String), (u8, String)> {
+    match file {
+        Some(path) if path.as_os_str() != "-" => {
+            let bytes =
+                std::fs::read(path).map_err(|e| (1, format!("cannot read {}: {e}", path.display())))?;
+            Ok((bytes, path.display().to_string()))
         }
-    };
-    let problem = parse(&text).map_err(|e| (2, format!("{source}: {e}")))?;
+        _ => {
+            let mut bytes = Vec::new();
+            io::stdin().read_to_end(&mut bytes).map_err(|e| (1, format!("cannot read stdin: {e}")))?;
+            Ok((bytes, "stdin".to_string()))
+        }
+    }
+}
+
+/// Everything but printing the result: returns what goes on stdout, or an exit code and a
+/// message. Statistics (with `--stats`) and the progress bar go to stderr; a failure to write
+/// the statistics is a failure of the run (exit 1).
+pub fn run(args: &Args) -> Result<String, (u8, String)> {
+    let (bytes, source) = read_input(args.file.as_ref())?;
+    let problem = parse_bytes(&bytes).map_err(|e| (2, format!("{source}: {e}")))?;
     let options = Options {
         threads: args.threads,
-        backend,
+        backend: args.backend.level(),
         general: args.general,
         no_symmetry: args.no_symmetry,
         lanes: args.lanes,
@@ -199,27 +263,29 @@ pub fn run(args: &Args) -> Result<String, (u8, String)> {
         resume: args.resume.clone(),
     };
     let started = Instant::now();
-    let show = !args.no_progress && std::io::stderr().is_terminal();
+    let show = !args.no_progress && io::stderr().is_terminal();
     let mut progress = Progress::new(problem.depth, show);
     let answer = solve_observed(&problem.board, problem.depth, &options, &mut |s| progress.depth_done(s))
         .map_err(|e| {
             // Disk trouble (unwritable, full, corrupt) is exit 1; refused options are exit 2.
-            let io = e.chain().any(|c| c.is::<std::io::Error>());
+            let io = e.chain().any(|c| c.is::<io::Error>());
             (if io { 1 } else { 2 }, format!("{e:#}"))
         })?;
     progress.finish();
+    let unwritable = |e: io::Error| (1, format!("cannot write to stderr: {e}"));
     if let Some(ck) = &answer.checkpoint {
-        let _ = writeln!(
-            std::io::stderr(),
+        writeln!(
+            io::stderr(),
             "checkpoint: {} (complete, {:.1} MiB; --resume {} prints the answer again)",
             ck.dir.display(),
             ck.bytes as f64 / (1 << 20) as f64,
             ck.dir.display()
-        );
+        )
+        .map_err(unwritable)?;
     }
     let seconds = started.elapsed().as_secs_f64();
     if args.stats && !args.json {
-        eprint!("{}", stats_table(&problem, &answer));
+        io::stderr().write_all(stats_table(&problem, &answer).as_bytes()).map_err(unwritable)?;
     }
     if args.json {
         let report = Report::new(&problem, &answer, &options, args.stats, seconds);
@@ -287,29 +353,13 @@ struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     answers: Option<Vec<u32>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    stats: Option<Vec<DepthJson>>,
+    stats: Option<Vec<DepthStats>>,
 }
 
 #[derive(Debug, Serialize)]
 struct ShapeJson {
     rows: usize,
     cols: usize,
-}
-
-#[derive(Debug, Serialize)]
-struct DepthJson {
-    depth: u32,
-    states: u64,
-    boards: Option<u64>,
-    records: u64,
-    ended_paths: u32,
-    ended: u32,
-    seconds: f64,
-    expand_seconds: f64,
-    insert_seconds: f64,
-    peak_memory_bytes: u64,
-    bytes_written: u64,
-    bytes_read: u64,
 }
 
 impl Report {
@@ -325,26 +375,7 @@ impl Report {
             seconds,
             peak_memory_bytes: crate::peak_memory(),
             answers: options.all_depths.then(|| answer.answers.clone()),
-            stats: stats.then(|| answer.stats.iter().map(DepthJson::from).collect()),
-        }
-    }
-}
-
-impl From<&DepthStats> for DepthJson {
-    fn from(s: &DepthStats) -> DepthJson {
-        DepthJson {
-            depth: s.depth,
-            states: s.states,
-            boards: s.boards,
-            records: s.records,
-            ended_paths: s.ended_paths,
-            ended: s.ended,
-            seconds: s.seconds,
-            expand_seconds: s.expand_seconds,
-            insert_seconds: s.insert_seconds,
-            peak_memory_bytes: s.peak_memory,
-            bytes_written: s.bytes_written,
-            bytes_read: s.bytes_read,
+            stats: stats.then(|| answer.stats.clone()),
         }
     }
 }
@@ -352,20 +383,34 @@ impl From<&DepthStats> for DepthJson {
 /// How long a run goes before its progress bar appears.
 pub const PROGRESS_DELAY: Duration = Duration::from_secs(1);
 
+/// The progress line's layout: at most 80 columns for any depth up to 99 999 (the bar takes
+/// what the rest leaves).
+const PROGRESS_TEMPLATE: &str = "{elapsed_precise} [{bar:20}] depth {pos}/{len} {msg}";
+
 /// The progress bar on stderr: only on a terminal, and only once a run has lasted
-/// [`PROGRESS_DELAY`], so that short runs, pipes and CI logs never see it.
+/// [`PROGRESS_DELAY`], so that short runs, pipes and CI logs never see it. After each depth
+/// it shows that depth's figures: the positions it stored and its seconds (the last depth
+/// stores none: its paths are summed).
 #[derive(Debug)]
 pub struct Progress {
     total: u32,
     enabled: bool,
     started: Instant,
     bar: Option<indicatif::ProgressBar>,
+    /// Where the bar is drawn (stderr; a test's in-memory terminal).
+    target: fn() -> indicatif::ProgressDrawTarget,
 }
 
 impl Progress {
     /// A reporter for a run of `total` depths; `enabled` when stderr is a terminal.
     pub fn new(total: u32, enabled: bool) -> Progress {
-        Progress { total, enabled, started: Instant::now(), bar: None }
+        Progress {
+            total,
+            enabled,
+            started: Instant::now(),
+            bar: None,
+            target: indicatif::ProgressDrawTarget::stderr,
+        }
     }
 
     /// True when the bar should be on screen after `elapsed`.
@@ -381,22 +426,17 @@ impl Progress {
     /// Called after each depth.
     pub fn depth_done(&mut self, s: &DepthStats) {
         if self.bar.is_none() && Self::should_show(self.enabled, self.started.elapsed()) {
-            let bar = indicatif::ProgressBar::with_draw_target(
-                Some(self.total as u64),
-                indicatif::ProgressDrawTarget::stderr(),
-            );
+            let bar = indicatif::ProgressBar::with_draw_target(Some(self.total as u64), (self.target)());
             bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{elapsed_precise} [{bar:40}] depth {pos}/{len} {msg}",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
+                indicatif::ProgressStyle::with_template(PROGRESS_TEMPLATE)
+                    .expect("valid template")
+                    .progress_chars("=> "),
             );
             self.bar = Some(bar);
         }
         if let Some(bar) = &self.bar {
+            bar.set_message(progress_message(s));
             bar.set_position(s.depth as u64);
-            bar.set_message(format!("{} positions, {:.1} s", s.states, s.seconds));
         }
     }
 
@@ -408,17 +448,65 @@ impl Progress {
     }
 }
 
+/// A depth's figures for the progress line: `12.3M positions, 4.5 s` (at most 24 columns
+/// below 10^4 seconds), or `summed, 4.5 s` for a depth that stores nothing (the last).
+fn progress_message(s: &DepthStats) -> String {
+    let n = s.states as f64;
+    let positions = match n {
+        _ if n < 1e4 => format!("{}", s.states),
+        _ if n < 1e6 => format!("{:.1}K", n / 1e3),
+        _ if n < 1e9 => format!("{:.1}M", n / 1e6),
+        _ => format!("{:.1}G", n / 1e9),
+    };
+    if s.states == 0 {
+        format!("summed, {:.1} s", s.seconds)
+    } else {
+        format!("{positions} positions, {:.1} s", s.seconds)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn no_arguments_are_clap_defaults() {
-        assert_eq!(Args::defaults(), Args::parse_from(["solver"]));
+        assert_eq!(Args::default(), Args::parse_from(["solver"]));
     }
 
     #[test]
-    fn progress_shows_only_on_a_terminal_after_the_delay() {
+    fn sizes_and_threads_are_checked() {
+        assert_eq!(parse_size("64M"), Ok(64 << 20));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("0").is_err() && parse_size("12Q").is_err() && parse_size("-1M").is_err());
+        assert_eq!(parse_threads("1024"), Ok(1024));
+        assert!(parse_threads("0").unwrap_err().contains("at least"));
+        assert!(parse_threads("100000").unwrap_err().contains("at most 1024"));
+        assert!(parse_threads("x").is_err());
+    }
+
+    /// The line as a terminal shows it, after depth `depth` of `total`.
+    fn drawn(total: u32, stats: &[DepthStats]) -> String {
+        let term = indicatif::InMemoryTerm::new(4, 200);
+        thread_local!(static TERM: std::cell::RefCell<Option<indicatif::InMemoryTerm>> = const { std::cell::RefCell::new(None) });
+        TERM.with(|t| *t.borrow_mut() = Some(term.clone()));
+        let mut p = Progress {
+            started: Instant::now() - Duration::from_secs(5),
+            target: || {
+                TERM.with(|t| indicatif::ProgressDrawTarget::term_like(Box::new(t.borrow().clone().unwrap())))
+            },
+            ..Progress::new(total, true)
+        };
+        for s in stats {
+            p.depth_done(s);
+        }
+        p.bar.as_ref().unwrap().tick();
+        term.contents().trim_end().to_string()
+    }
+
+    #[test]
+    fn progress_shows_each_depth_within_80_columns() {
         assert!(!Progress::should_show(false, Duration::from_secs(60)));
         assert!(!Progress::should_show(true, Duration::from_millis(10)));
         assert!(Progress::should_show(true, PROGRESS_DELAY));
@@ -426,12 +514,23 @@ mod tests {
         let mut p = Progress { started: Instant::now() - Duration::from_secs(5), ..Progress::new(3, false) };
         p.depth_done(&DepthStats { depth: 1, ..DepthStats::default() });
         assert!(!p.is_visible());
-        // A terminal, after the delay: drawn (to a hidden target in tests is not possible, so
-        // check the state only).
-        let mut p = Progress { started: Instant::now() - Duration::from_secs(5), ..Progress::new(3, true) };
-        p.depth_done(&DepthStats { depth: 1, ..DepthStats::default() });
-        assert!(p.is_visible());
-        p.finish();
-        assert!(!p.is_visible());
+        // The widest figures: a large depth, a huge frontier, hours of work.
+        let big =
+            DepthStats { depth: 99_998, states: 987_654_321_000, seconds: 9999.9, ..DepthStats::default() };
+        let line = drawn(99_999, &[big]);
+        assert!(line.chars().count() <= 80, "{} columns: {line}", line.chars().count());
+        assert!(line.ends_with("depth 99998/99999 987.7G positions, 9999.9 s"), "{line}");
+        // The last depth stores nothing: the line ends on its figures, not on `0 positions`.
+        let line = drawn(
+            18,
+            &[
+                DepthStats { depth: 17, states: 4_013_027, seconds: 1.27, ..DepthStats::default() },
+                DepthStats { depth: 18, states: 0, seconds: 2.28, ..DepthStats::default() },
+            ],
+        );
+        assert!(line.ends_with("depth 18/18 summed, 2.3 s"), "{line}");
+        let line =
+            drawn(18, &[DepthStats { depth: 17, states: 4_013_027, seconds: 1.27, ..DepthStats::default() }]);
+        assert!(line.ends_with("depth 17/18 4.0M positions, 1.3 s"), "{line}");
     }
 }

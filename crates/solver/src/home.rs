@@ -72,7 +72,8 @@ impl Scratch {
                 let _ = std::fs::remove_dir_all(&dir);
                 at("cannot lock work directory", &dir)(e)
             })?;
-        let pool = Arc::new(Pool { dir: dir.clone(), free: Mutex::new(Vec::new()), made: AtomicUsize::new(0) });
+        let pool =
+            Arc::new(Pool { dir: dir.clone(), free: Mutex::new(Vec::new()), made: AtomicUsize::new(0) });
         Ok(Scratch { dir, _lock: lock, pool })
     }
 
@@ -105,7 +106,9 @@ impl Pool {
     /// A file to write (a free one, else a new name).
     pub(crate) fn file(&self) -> PathBuf {
         let free = self.free.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        free.unwrap_or_else(|| self.dir.join(format!("f-{:06}.rec", self.made.fetch_add(1, Ordering::Relaxed))))
+        free.unwrap_or_else(|| {
+            self.dir.join(format!("f-{:06}.rec", self.made.fetch_add(1, Ordering::Relaxed)))
+        })
     }
 
     /// Takes back files that are no longer needed.

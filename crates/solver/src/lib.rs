@@ -37,10 +37,20 @@ mod lockstep;
 mod stats;
 mod weights;
 
+#[cfg(feature = "cli")]
 pub mod cli;
 
+/// The README's Rust snippets, compiled and run as documentation tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeSnippets;
+
 pub use budget::default_memory_limit;
-pub use input::{parse, InputError, Problem};
+pub use input::{parse, parse_bytes, InputError, Problem};
+
+/// The most worker threads a search takes ([`Options::threads`]): more only wait for cores,
+/// and each costs a stack and buffers.
+pub const MAX_THREADS: usize = 1024;
 use stats::Observer;
 pub use stats::{peak_memory, DepthStats};
 
@@ -53,7 +63,7 @@ use state::{Counts, Grid, Ring3, Rules, Width, U192};
 /// 3x3 fast path where it applies.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Options {
-    /// Worker threads; `None` for one per core.
+    /// Worker threads, 1 to [`MAX_THREADS`]; `None` for one per core.
     pub threads: Option<usize>,
     /// Instruction set for the hot loops; `None` for the best this CPU has.
     pub backend: Option<Level>,
@@ -118,7 +128,8 @@ pub struct Answer {
 /// Solves `board` at `depth`.
 ///
 /// # Errors
-/// When the requested backend is not available on this CPU, the thread pool cannot start, a
+/// When the requested backend is not available on this CPU, the thread count is 0 or over
+/// [`MAX_THREADS`], the thread pool cannot start, a
 /// checkpoint is refused (a directory not empty, another problem's), or a file of the frontier
 /// on disk cannot be written or read back intact.
 pub fn solve(board: &Board, depth: u32, options: &Options) -> anyhow::Result<Answer> {
@@ -146,7 +157,10 @@ pub fn solve_observed(
     let mut run = move || choose(board, depth, options, level, observe);
     match options.threads {
         Some(n) => {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build()?;
+            if !(1..=MAX_THREADS).contains(&n) {
+                anyhow::bail!("{n} threads: a search takes 1 to {MAX_THREADS}");
+            }
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(n).build()?;
             pool.install(run)
         }
         None => run(),

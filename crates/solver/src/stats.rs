@@ -1,7 +1,9 @@
 //! What a search reports about each depth, and the process's memory figures.
 
-/// Statistics of one depth of a search.
+/// Statistics of one depth of a search (with the `cli` feature, serialisable: the `--json`
+/// output's `stats` rows).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "cli", derive(serde::Serialize))]
 pub struct DepthStats {
     /// The depth (number of moves played).
     pub depth: u32,
@@ -31,6 +33,7 @@ pub struct DepthStats {
     /// Peak resident memory of the process so far, in bytes (Linux; 0 elsewhere), as last read:
     /// it is read only after depths that took over a millisecond, at most once in 10 ms (0
     /// until then).
+    #[cfg_attr(feature = "cli", serde(rename = "peak_memory_bytes"))]
     pub peak_memory: u64,
     /// Bytes written to disk at this depth (frontiers on disk and checkpoints only).
     pub bytes_written: u64,

@@ -1,9 +1,126 @@
 //! The binary: output, exit codes and error messages.
 
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 mod common;
 use common::run;
+
+/// A fresh directory for one test under the build's target directory (never /tmp).
+fn scratch(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs the binary through `sh -c` with `redirections` after its arguments; returns the exit
+/// code, stdout and stderr (whichever the redirections leave to the pipes).
+fn shell(args: &str, redirections: &str) -> (i32, String, String) {
+    let cmd = format!("'{}' {args} {redirections}", env!("CARGO_BIN_EXE_solver"));
+    let out = Command::new("sh").args(["-c", &cmd]).stdin(Stdio::null()).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const CASE: &str = "20\n0 6 0\n2 2 2\n1 6 1\n";
+
+#[test]
+fn an_answer_that_cannot_be_written_is_an_error() {
+    let dir = scratch("full");
+    let input = dir.join("in.txt");
+    std::fs::write(&input, CASE).unwrap();
+    let f = input.display();
+    // A full device: exit 1, said on stderr.
+    let (code, _, err) = shell(&format!("'{f}'"), "> /dev/full");
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("cannot write to stdout") && err.contains("space"), "{err}");
+    // A closed stdout: exit 1, said on stderr (the answer is not silently lost).
+    let (code, _, err) = shell(&format!("'{f}'"), ">&-");
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("stdout"), "{err}");
+    // /dev/null is a place like any other.
+    let (code, out, err) = shell(&format!("'{f}'"), ">/dev/null");
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
+    // --help to a full device too.
+    let (code, _, err) = shell("--help", "> /dev/full");
+    assert!(code == 1 && err.contains("cannot write to stdout"), "{code} {err}");
+    // A reader that goes away (a broken pipe): quiet, not 0, no panic. The input goes in
+    // once the reader is gone, so the answer always meets a closed pipe.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_solver"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    child.stdin.take().unwrap().write_all(CASE.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_unwritable_stderr_never_aborts() {
+    let dir = scratch("stderr");
+    let input = dir.join("in.txt");
+    std::fs::write(&input, CASE).unwrap();
+    let f = input.display();
+    // Bad input: exit 2 even though the message cannot be written.
+    let (code, out, _) = shell("", "2>/dev/full <<'EOF'\nx\nEOF");
+    assert_eq!((code, out.as_str()), (2, ""));
+    // Statistics that cannot be written: the run fails (exit 1), no abort.
+    let (code, _, _) = shell(&format!("--stats '{f}'"), "2>/dev/full");
+    assert_eq!(code, 1);
+    // Clap's own errors too.
+    let (code, out, _) = shell("--no-such-flag", "2>/dev/full");
+    assert_eq!((code, out.as_str()), (2, ""));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_dash_is_stdin_and_any_bytes_are_a_clear_error() {
+    let (code, out, err) = run(&["-"], CASE);
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "322444322\n", ""));
+    for (input, needle) in [
+        (&b"3\n0 0\n0 \xff\n"[..], "line 3, token 2 `\\xff`"),
+        (&b"\xff\xfe3\x00\n\x000\x00"[..], "line 1, token 1 `\\xff\\xfe3\\0`"),
+        (&b"3\n0 \x1b[2J\n"[..], "line 2, token 2 `\\u{1b}[2J`"),
+        (&b"+3\n0 0\n"[..], "line 1, token 1 `+3`"),
+        (&b"3\n0 +1\n"[..], "line 2, token 2 `+1`"),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_solver"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = child.stdin.take().unwrap().write_all(input);
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{input:?}: {err}");
+        assert!(out.stdout.is_empty() && err.contains(needle), "{input:?}: {err}");
+        assert!(!err.contains('\x1b') && !err.contains('\0'), "raw control characters echoed: {err:?}");
+    }
+    // A UTF-8 byte order mark is skipped.
+    let (code, out, _) = run(&[], &format!("\u{feff}{CASE}"));
+    assert_eq!((code, out.as_str()), (0, "322444322\n"));
+}
+
+#[test]
+fn thread_counts_past_the_bound_are_refused_at_once() {
+    let started = std::time::Instant::now();
+    let (code, out, err) = run(&["--threads", "100000"], CASE);
+    assert!(code == 2 && out.is_empty() && err.contains("at most 1024"), "{err}");
+    assert!(started.elapsed().as_secs() < 30);
+    let (code, out, _) = run(&["--threads", "3"], CASE);
+    assert_eq!((code, out.as_str()), (0, "322444322\n"));
+}
 
 #[test]
 fn answers_on_stdout() {
@@ -80,32 +197,34 @@ fn no_progress_bar_when_stderr_is_not_a_terminal() {
 }
 
 /// Runs the binary with a pseudo-terminal as its stdin, stdout and stderr (util-linux
-/// `script`), returning everything the terminal showed; `None` where `script` is missing.
-fn run_in_pty(args: &str, input_file: &std::path::Path) -> Option<String> {
+/// `script`, which the test needs: `.ci/run` installs it), returning everything the terminal
+/// showed.
+fn run_in_pty(args: &str, input_file: &std::path::Path) -> String {
     let cmd = format!("{} {} {}", env!("CARGO_BIN_EXE_solver"), args, input_file.display());
-    let out = Command::new("script").args(["-qec", &cmd, "/dev/null"]).stdin(Stdio::null()).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("the `script` command (util-linux) makes the pseudo-terminal this test needs");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]
 fn progress_bar_on_a_terminal_for_long_runs_only() {
-    let dir = std::env::temp_dir().join(format!("cephalopod-pty-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("pty");
     let long = dir.join("long.in");
     // Over a second in a test build, even on a fast machine: the bar must appear. (A start
     // without symmetry: 8 counts a position, the slower kind of search.)
     std::fs::write(&long, "16\n1 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n").unwrap();
     let short = dir.join("short.in");
     std::fs::write(&short, "3\n0 0\n0 0\n").unwrap();
-    let Some(shown) = run_in_pty("--threads 1", &long) else {
-        eprintln!("skipped: no `script` command to make a pseudo-terminal");
-        return;
-    };
+    let shown = run_in_pty("--threads 1", &long);
     assert!(shown.contains("211207660"), "{shown}");
     assert!(shown.contains("depth") && shown.contains("/16"), "no progress bar on a terminal: {shown}");
-    let quiet = run_in_pty("--threads 1 --no-progress", &long).unwrap();
+    let quiet = run_in_pty("--threads 1 --no-progress", &long);
     assert!(!quiet.contains("/16"), "--no-progress still drew: {quiet}");
-    let short_run = run_in_pty("", &short).unwrap();
+    let short_run = run_in_pty("", &short);
     assert_eq!(short_run.trim(), "17776", "a short run shows only its answer");
     std::fs::remove_dir_all(&dir).unwrap();
 }

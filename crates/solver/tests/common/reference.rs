@@ -60,18 +60,14 @@ pub fn reference(cells: &[u8], rows: usize, cols: usize, depth: u32) -> (u32, Ve
     frontier.insert(cells.to_vec(), 1);
     let mut total = 0u64;
     let mut distinct = vec![1];
-    for d in 0..depth {
+    for _ in 0..depth {
         let mut next: HashMap<Vec<u8>, u64> = HashMap::new();
-        let mut full = std::collections::HashSet::new();
         for (board, n) in frontier {
             if board.iter().all(|&v| v != 0) {
                 total = (total + n * hash(&board)) % (1 << 30);
                 continue;
             }
             for m in moves(&board, rows, cols) {
-                if m.iter().all(|&v| v != 0) && d + 1 < depth {
-                    full.insert(m.clone());
-                }
                 *next.entry(m).or_insert(0) += n;
             }
         }
@@ -80,7 +76,6 @@ pub fn reference(cells: &[u8], rows: usize, cols: usize, depth: u32) -> (u32, Ve
         }
         frontier = next;
         distinct.push(frontier.len());
-        let _ = full;
     }
     for (board, n) in frontier {
         total = (total + n * hash(&board)) % (1 << 30);

@@ -27,7 +27,7 @@ pub struct InputError {
 impl fmt::Display for InputError {
     /// `line L, token T `tok`: message`, the token shown with every character that does not
     /// print as itself escaped (`\u{feff}`, `\0`, `\u{1b}`; `\xff` for a byte that is not
-    /// UTF-8), and cut after [`TOKEN_SHOWN`] characters.
+    /// UTF-8), and cut after 24 characters (`TOKEN_SHOWN`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.token {
             Some((n, t)) => write!(f, "line {}, token {} `{}`: {}", self.line, n, t, self.message),

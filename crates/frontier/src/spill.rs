@@ -132,9 +132,7 @@ impl<K: Pod, C: Pod> RecordWriter<K, C> {
         self.file.write_all(&checksum.to_le_bytes()).map_err(err)?;
         let bytes = HEADER as u64 + self.records * record_size::<K, C>() as u64 + TRAILER as u64;
         // What an overwritten file held past the new end goes.
-        if self.file.metadata().map_err(err)?.len() > bytes {
-            self.file.set_len(bytes).map_err(err)?;
-        }
+        self.file.set_len(bytes).map_err(err)?;
         self.file.seek(SeekFrom::Start(0)).and_then(|_| self.file.write_all(&h)).map_err(err)?;
         if sync {
             self.file.sync_all().map_err(err)?;

@@ -96,8 +96,8 @@ impl Backend {
 
 impl Args {
     /// The process's arguments, parsed by clap; with none, `Args::default()` (the same,
-    /// without building clap's command: that takes tens of microseconds, a share of a short
-    /// run's whole process, and the contest runs the solver with no arguments, once per case).
+    /// without building clap's command, a share of a short run's whole process: the contest
+    /// runs the solver with no arguments, once per case).
     ///
     /// # Errors
     /// Clap's error, or its help or version text, to print as [`main`] does.
@@ -397,20 +397,15 @@ pub struct Progress {
     enabled: bool,
     started: Instant,
     bar: Option<indicatif::ProgressBar>,
-    /// Where the bar is drawn (stderr; a test's in-memory terminal).
-    target: fn() -> indicatif::ProgressDrawTarget,
+    /// Where the bar is drawn, taken when it first is (`None`: stderr; a test's in-memory
+    /// terminal).
+    target: Option<indicatif::ProgressDrawTarget>,
 }
 
 impl Progress {
     /// A reporter for a run of `total` depths; `enabled` when stderr is a terminal.
     pub fn new(total: u32, enabled: bool) -> Progress {
-        Progress {
-            total,
-            enabled,
-            started: Instant::now(),
-            bar: None,
-            target: indicatif::ProgressDrawTarget::stderr,
-        }
+        Progress { total, enabled, started: Instant::now(), bar: None, target: None }
     }
 
     /// True when the bar should be on screen after `elapsed`.
@@ -426,7 +421,8 @@ impl Progress {
     /// Called after each depth.
     pub fn depth_done(&mut self, s: &DepthStats) {
         if self.bar.is_none() && Self::should_show(self.enabled, self.started.elapsed()) {
-            let bar = indicatif::ProgressBar::with_draw_target(Some(self.total as u64), (self.target)());
+            let target = self.target.take().unwrap_or_else(indicatif::ProgressDrawTarget::stderr);
+            let bar = indicatif::ProgressBar::with_draw_target(Some(self.total as u64), target);
             bar.set_style(
                 indicatif::ProgressStyle::with_template(PROGRESS_TEMPLATE)
                     .expect("valid template")
@@ -489,13 +485,9 @@ mod tests {
     /// The line as a terminal shows it, after depth `depth` of `total`.
     fn drawn(total: u32, stats: &[DepthStats]) -> String {
         let term = indicatif::InMemoryTerm::new(4, 200);
-        thread_local!(static TERM: std::cell::RefCell<Option<indicatif::InMemoryTerm>> = const { std::cell::RefCell::new(None) });
-        TERM.with(|t| *t.borrow_mut() = Some(term.clone()));
         let mut p = Progress {
             started: Instant::now() - Duration::from_secs(5),
-            target: || {
-                TERM.with(|t| indicatif::ProgressDrawTarget::term_like(Box::new(t.borrow().clone().unwrap())))
-            },
+            target: Some(indicatif::ProgressDrawTarget::term_like(Box::new(term.clone()))),
             ..Progress::new(total, true)
         };
         for s in stats {

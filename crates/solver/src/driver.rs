@@ -308,7 +308,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         config: RunConfig,
         observe: &mut Observer<'_>,
     ) -> Result<()> {
-        // Reading /proc costs tens of microseconds, a good share of a small search: the peak is
+        // Reading /proc is a system call and a parse, a share of a small search: the peak is
         // read only after depths that took over a millisecond (it cannot have moved much in
         // the others), at most once in `PEAK_EVERY`, so a search that quick reports none.
         while p.done < depth && self.depth_states() > 0 {

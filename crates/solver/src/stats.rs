@@ -31,8 +31,8 @@ pub struct DepthStats {
     /// Of which inserting the records into the new frontier.
     pub insert_seconds: f64,
     /// Peak resident memory of the process so far, in bytes (Linux; 0 elsewhere), as last read:
-    /// it is read only after depths that took over a millisecond, at most once in 10 ms (0
-    /// until then).
+    /// the driver reads it only after depths long enough for it to have moved, and not after
+    /// every one of those (0 until the first read).
     #[cfg_attr(feature = "cli", serde(rename = "peak_memory_bytes"))]
     pub peak_memory: u64,
     /// Bytes written to disk at this depth (frontiers on disk and checkpoints only).

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 mod common;
-use common::run;
+use common::{run, run_bytes};
 
 /// A fresh directory for one test under the build's target directory (never /tmp).
 fn scratch(name: &str) -> PathBuf {
@@ -29,11 +29,17 @@ fn shell(args: &str, redirections: &str) -> (i32, String, String) {
 
 const CASE: &str = "20\n0 6 0\n2 2 2\n1 6 1\n";
 
-#[test]
-fn an_answer_that_cannot_be_written_is_an_error() {
-    let dir = scratch("full");
+/// A fresh directory for one test holding [`CASE`] as `in.txt`, and that file's path.
+fn case_file(name: &str) -> (PathBuf, PathBuf) {
+    let dir = scratch(name);
     let input = dir.join("in.txt");
     std::fs::write(&input, CASE).unwrap();
+    (dir, input)
+}
+
+#[test]
+fn an_answer_that_cannot_be_written_is_an_error() {
+    let (dir, input) = case_file("full");
     let f = input.display();
     // A full device: exit 1, said on stderr.
     let (code, _, err) = shell(&format!("'{f}'"), "> /dev/full");
@@ -67,9 +73,7 @@ fn an_answer_that_cannot_be_written_is_an_error() {
 
 #[test]
 fn an_unwritable_stderr_never_aborts() {
-    let dir = scratch("stderr");
-    let input = dir.join("in.txt");
-    std::fs::write(&input, CASE).unwrap();
+    let (dir, input) = case_file("stderr");
     let f = input.display();
     // Bad input: exit 2 even though the message cannot be written.
     let (code, out, _) = shell("", "2>/dev/full <<'EOF'\nx\nEOF");
@@ -94,17 +98,9 @@ fn a_dash_is_stdin_and_any_bytes_are_a_clear_error() {
         (&b"+3\n0 0\n"[..], "line 1, token 1 `+3`"),
         (&b"3\n0 +1\n"[..], "line 2, token 2 `+1`"),
     ] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_solver"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let _ = child.stdin.take().unwrap().write_all(input);
-        let out = child.wait_with_output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{input:?}: {err}");
-        assert!(out.stdout.is_empty() && err.contains(needle), "{input:?}: {err}");
+        let (code, out, err) = run_bytes(&[], input);
+        assert_eq!(code, 2, "{input:?}: {err}");
+        assert!(out.is_empty() && err.contains(needle), "{input:?}: {err}");
         assert!(!err.contains('\x1b') && !err.contains('\0'), "raw control characters echoed: {err:?}");
     }
     // A UTF-8 byte order mark is skipped.

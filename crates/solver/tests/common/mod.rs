@@ -6,6 +6,11 @@ use std::process::{Command, Stdio};
 /// Runs the `solver` binary with `args`, feeding `input` on stdin; returns the exit code,
 /// stdout and stderr.
 pub fn run(args: &[&str], input: &str) -> (i32, String, String) {
+    run_bytes(args, input.as_bytes())
+}
+
+/// [`run`] with any bytes on stdin (what the tool prints is text whatever they are).
+pub fn run_bytes(args: &[&str], input: &[u8]) -> (i32, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_solver"))
         .args(args)
         .stdin(Stdio::piped())
@@ -14,7 +19,7 @@ pub fn run(args: &[&str], input: &str) -> (i32, String, String) {
         .spawn()
         .unwrap();
     // The tool may exit before reading everything (bad arguments): ignore a broken pipe.
-    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    let _ = child.stdin.take().unwrap().write_all(input);
     let out = child.wait_with_output().unwrap();
     (
         out.status.code().unwrap_or(-1),

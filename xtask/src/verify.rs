@@ -1,5 +1,5 @@
-//! `cargo xtask verify`: every fixture through the release binary, and the exhaustive backend
-//! test.
+//! `cargo xtask verify`: every fixture through the release binary, the exhaustive backend
+//! test, and the deep cases (too slow for a debug build), in release.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -201,6 +201,18 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         "--",
         "--ignored",
         "--nocapture",
+    ]))?;
+    println!("\ndeep cases (long 3x3 and 4x4 searches on every path, release):");
+    run_cmd(Command::new(env!("CARGO")).args([
+        "test",
+        "--release",
+        "--quiet",
+        "-p",
+        "solver",
+        "--test",
+        "deep",
+        "--",
+        "--ignored",
     ]))?;
     if failed > 0 {
         bail!("{failed} fixture(s) or count table(s) failed");

@@ -259,21 +259,17 @@ impl<K: Pod, C: Pod> RecordReader<K, C> {
 mod tests {
     use super::*;
 
-    /// A fresh directory under the build's target directory (tests leave nothing in /tmp).
-    fn dir() -> PathBuf {
-        let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/test-scratch").join(format!(
-            "frontier-spill-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    /// A fresh directory under the build's target directory (tests leave nothing in /tmp),
+    /// removed when dropped.
+    fn dir() -> tempfile::TempDir {
+        let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
+        tempfile::Builder::new().prefix("frontier-spill-").tempdir_in(target).unwrap()
     }
 
     #[test]
     fn roundtrip_and_corruption() {
         let d = dir();
-        let p = d.join("a.rec");
+        let p = d.path().join("a.rec");
         let mut w = RecordWriter::<u64, [u32; 3]>::create(&p, 100).unwrap();
         for i in 0..10_007u64 {
             w.push(&(i * 7), &[i as u32, 1, 2]).unwrap();
@@ -323,6 +319,6 @@ mod tests {
             .unwrap();
             assert_eq!(keys, (0..n).collect::<Vec<_>>());
         }
-        std::fs::remove_dir_all(&d).unwrap();
+        d.close().unwrap();
     }
 }

@@ -39,13 +39,15 @@ const MARGIN: f64 = 1.25;
 
 /// The memory limit when none is given: a quarter of the physical memory (Linux), else 1 GiB.
 pub fn default_memory_limit() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map_or(1 << 30, |kb| kb * 1024 / 4)
+    #[cfg(target_os = "linux")]
+    {
+        use procfs::Current as _;
+        procfs::Meminfo::current().map_or(1 << 30, |m| m.mem_total / 4)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        1 << 30
+    }
 }
 
 /// The limit of one run, and the decisions made from it.

@@ -3,9 +3,9 @@
 //! A checkpoint directory is its run's own:
 //!
 //! ```text
-//! DIR/checkpoint            the manifest: the problem, the depth reached, the partial answer,
-//!                           every file with its size and checksum; its last line is a
-//!                           checksum of the rest
+//! DIR/checkpoint            the manifest (TOML): the problem, the depth reached, the partial
+//!                           answer, every file with its size and checksum; its first line
+//!                           is a checksum of the rest
 //! DIR/depth-N/part-Q.rec    partition Q of depth N's frontier (a record file, which ends with
 //!                           its own checksum over every byte)
 //! ```
@@ -21,22 +21,24 @@
 //! manifest holds (directly, or through a file's own checksum that the manifest repeats): a
 //! changed byte is an error naming the file, never a wrong answer.
 
-use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use frontier::spill;
+use serde::{Deserialize, Serialize};
 use state::Counts;
 
 use crate::home::{at, Part};
 
-const HEADER: &str = "cephalopod-checkpoint 2";
+/// The manifest's format; a manifest of another format is refused.
+const FORMAT: u32 = 3;
 const MANIFEST: &str = "checkpoint";
 const MANIFEST_TMP: &str = "checkpoint.tmp";
 
 /// What a checkpoint must match to be resumed: the problem and how it is counted.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Identity {
     /// The solver's version.
     pub version: String,
@@ -55,7 +57,8 @@ pub(crate) struct Identity {
 }
 
 /// A committed depth: the problem, how far it got, and its frontier's files.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Manifest {
     pub id: Identity,
     /// The depth whose frontier the files hold.
@@ -249,108 +252,47 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     std::fs::File::open(dir).and_then(|f| f.sync_all()).map_err(at("cannot sync", dir))
 }
 
+/// A manifest file's document: its format, then the manifest.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Document<M> {
+    format: u32,
+    manifest: M,
+}
+
 impl Manifest {
-    /// The manifest's text, part files relative to `root`, ending with a checksum line.
+    /// The manifest's text (TOML, part files relative to `root`), starting with a line that
+    /// holds the checksum of every byte after it.
     fn to_text(&self, root: &Path) -> String {
-        let id = &self.id;
-        let join = |v: &mut dyn Iterator<Item = String>| v.collect::<Vec<_>>().join(" ");
-        let mut t = format!(
-            "{HEADER}\nversion {}\npath {}\nweights {}\nrecord {} {}\nshape {} {}\ncells {}\ntarget {}\ndepth {}\ntotal {}\nbits {}\ngrowth {}\nparts {}\n",
-            id.version,
-            id.path,
-            id.weights,
-            id.record.0,
-            id.record.1,
-            id.shape.0,
-            id.shape.1,
-            join(&mut id.cells.iter().map(u8::to_string)),
-            id.target,
-            self.depth,
-            join(&mut self.total.iter().map(u32::to_string)),
-            self.bits,
-            self.growth.to_bits(),
-            self.parts.len()
-        );
-        for p in &self.parts {
-            let files = p
-                .files
-                .iter()
-                .zip(&p.checksums)
-                .map(|(f, c)| format!("{} {c:08x}", f.strip_prefix(root).unwrap_or(f).display()));
-            let _ = writeln!(t, "part {} {} {} {}", p.index, p.states, p.bytes, join(&mut files.into_iter()));
+        let mut m = self.clone();
+        for f in m.parts.iter_mut().flat_map(|p| &mut p.files) {
+            if let Ok(rel) = f.strip_prefix(root) {
+                *f = rel.to_path_buf();
+            }
         }
-        let sum = spill::checksum(t.as_bytes());
-        let _ = writeln!(t, "checksum {sum:08x}");
-        t
+        let body = toml::to_string(&Document { format: FORMAT, manifest: m }).expect("a manifest is TOML");
+        format!("checksum = \"{:08x}\"\n{body}", spill::checksum(body.as_bytes()))
     }
 
     fn parse(text: &str) -> Result<Manifest> {
-        let body_end = text.trim_end_matches('\n').rfind('\n').map_or(0, |i| i + 1);
-        let (body, last) = text.split_at(body_end);
-        let stored = last.trim().strip_prefix("checksum ").context("no checksum line")?;
+        let (first, body) = text.split_once('\n').context("no checksum line")?;
+        let stored = first
+            .strip_prefix("checksum = \"")
+            .and_then(|s| s.strip_suffix('"'))
+            .context("no checksum line")?;
         if u32::from_str_radix(stored, 16).ok() != Some(spill::checksum(body.as_bytes())) {
             bail!("checksum mismatch (changed or corrupt)");
         }
-        let mut lines = body.lines();
-        if lines.next() != Some(HEADER) {
-            bail!("not a checkpoint manifest of this format");
+        #[derive(Deserialize)]
+        struct Format {
+            format: u32,
         }
-        let mut get = |name: &str| -> Result<Vec<String>> {
-            let line = lines.next().with_context(|| format!("no `{name}` line"))?;
-            let rest = line
-                .strip_prefix(name)
-                .and_then(|r| r.strip_prefix(' '))
-                .with_context(|| format!("no `{name}` line"))?;
-            Ok(rest.split(' ').map(str::to_string).collect())
-        };
-        fn num<T: std::str::FromStr>(s: &str) -> Result<T> {
-            s.parse().ok().with_context(|| format!("`{s}` is not a number"))
+        let format: Format = toml::from_str(body).context("no format")?;
+        if format.format != FORMAT {
+            bail!("a manifest of format {}, not {FORMAT}", format.format);
         }
-        let nums = |v: Vec<String>| -> Result<Vec<u64>> { v.iter().map(|s| num(s)).collect() };
-        let version = get("version")?.join(" ");
-        let path = get("path")?.join(" ");
-        let weights = get("weights")?.join(" ");
-        let record = nums(get("record")?)?;
-        let shape = nums(get("shape")?)?;
-        let cells = nums(get("cells")?)?;
-        let target = num(&get("target")?[0])?;
-        let depth = num(&get("depth")?[0])?;
-        let total: Vec<u32> = get("total")?.iter().map(|s| num(s)).collect::<Result<_>>()?;
-        let bits = num(&get("bits")?[0])?;
-        let growth = f64::from_bits(num(&get("growth")?[0])?);
-        let count: usize = num(&get("parts")?[0])?;
-        let mut parts = Vec::with_capacity(count.min(1 << 16));
-        for _ in 0..count {
-            let f = get("part")?;
-            if f.len() < 3 || f.len().is_multiple_of(2) {
-                bail!("a malformed `part` line");
-            }
-            let files = f[3..].chunks(2).map(|c| PathBuf::from(&c[0])).collect();
-            let checksums = f[3..]
-                .chunks(2)
-                .map(|c| u32::from_str_radix(&c[1], 16).context("a malformed checksum"))
-                .collect::<Result<_>>()?;
-            parts.push(Part {
-                index: num(&f[0])?,
-                states: num(&f[1])?,
-                bytes: num(&f[2])?,
-                files,
-                checksums,
-            });
-        }
-        if record.len() != 2 || shape.len() != 2 || total.len() != 8 || lines.next().is_some() {
-            bail!("malformed");
-        }
-        let id = Identity {
-            version,
-            path,
-            weights,
-            record: (record[0] as usize, record[1] as usize),
-            shape: (shape[0] as usize, shape[1] as usize),
-            cells: cells.iter().map(|&c| c as u8).collect(),
-            target,
-        };
-        Ok(Manifest { id, depth, total: total.try_into().expect("8 lanes"), bits, growth, parts })
+        let doc: Document<Manifest> = toml::from_str(body)?;
+        Ok(doc.manifest)
     }
 }
 
@@ -398,7 +340,7 @@ mod tests {
                 let mut b = bytes.to_vec();
                 b[i] ^= flip;
                 let Ok(t) = String::from_utf8(b) else { continue };
-                // Only a change that keeps the meaning may pass (white space after the checksum).
+                // Only a change that keeps the meaning may pass.
                 if let Ok(parsed) = Manifest::parse(&t) {
                     assert_eq!(parsed, back, "byte {i} changed the manifest's meaning and still parsed");
                 }

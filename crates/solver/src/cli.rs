@@ -202,15 +202,21 @@ impl Stdout {
 
 /// True when stdout was closed as the process started. The standard library then opens
 /// `/dev/null` on it, read-write (so that no file the process opens lands there); a shell's
-/// `>/dev/null` opens it write-only. Linux only (elsewhere, false).
+/// `>/dev/null` opens it write-only.
+#[cfg(unix)]
 fn closed_at_start() -> bool {
-    if std::fs::read_link("/proc/self/fd/1").ok().as_deref() != Some(std::path::Path::new("/dev/null")) {
-        return false;
-    }
-    let Ok(info) = std::fs::read_to_string("/proc/self/fdinfo/1") else { return false };
-    let flags = info.lines().find_map(|l| l.strip_prefix("flags:"));
-    // O_ACCMODE is 3, O_RDWR 2.
-    flags.and_then(|f| u32::from_str_radix(f.trim(), 8).ok()).is_some_and(|f| f & 3 == 2)
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let out = io::stdout();
+    let Ok(file) = out.as_fd().try_clone_to_owned().map(File::from) else { return false };
+    let same = |a: &std::fs::Metadata, b: &std::fs::Metadata| (a.dev(), a.ino()) == (b.dev(), b.ino());
+    let is_null = match (file.metadata(), std::fs::metadata("/dev/null")) {
+        (Ok(a), Ok(b)) => same(&a, &b),
+        _ => false,
+    };
+    is_null
+        && rustix::fs::fcntl_getfl(out.as_fd())
+            .is_ok_and(|f| f & rustix::fs::OFlags::RWMODE == rustix::fs::OFlags::RDWR)
 }
 
 /// Writes `bytes` to `out`: exit 0 once they are written, else 1, with a message on stderr

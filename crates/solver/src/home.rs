@@ -37,7 +37,7 @@ use crate::budget::{partition_of, Plan};
 /// Records read at a time from a file.
 const BLOCK: usize = 1 << 13;
 
-/// The prefix of a scratch directory's name (`cephalopod-<pid>-<nanos>`).
+/// The prefix of a scratch directory's name (`cephalopod-` and random letters and digits).
 const SCRATCH_PREFIX: &str = "cephalopod-";
 
 /// The file of a scratch directory that its run holds locked while it lives.
@@ -49,7 +49,8 @@ const LOCK: &str = "lock";
 /// nothing else.
 #[derive(Debug)]
 pub(crate) struct Scratch {
-    dir: PathBuf,
+    /// The directory: removed with everything in it when dropped.
+    _dir: tempfile::TempDir,
     /// Held (locked) while the run lives.
     _lock: File,
     /// Its files.
@@ -62,25 +63,25 @@ impl Scratch {
         let parent = work_dir.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
         std::fs::create_dir_all(&parent).map_err(at("cannot create work directory", &parent))?;
         remove_abandoned(&parent);
-        let nanos =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        let dir = parent.join(format!("{SCRATCH_PREFIX}{}-{nanos}", std::process::id()));
-        std::fs::create_dir(&dir).map_err(at("cannot create work directory", &dir))?;
-        let lock = File::create(dir.join(LOCK))
+        let dir = tempfile::Builder::new()
+            .prefix(SCRATCH_PREFIX)
+            .tempdir_in(&parent)
+            .map_err(at("cannot create work directory", &parent))?;
+        let lock = File::create(dir.path().join(LOCK))
             .and_then(|f| f.try_lock().map_err(io::Error::other).map(|_| f))
-            .map_err(|e| {
-                let _ = std::fs::remove_dir_all(&dir);
-                at("cannot lock work directory", &dir)(e)
-            })?;
-        let pool =
-            Arc::new(Pool { dir: dir.clone(), free: Mutex::new(Vec::new()), made: AtomicUsize::new(0) });
-        Ok(Scratch { dir, _lock: lock, pool })
+            .map_err(at("cannot lock work directory", dir.path()))?;
+        let pool = Arc::new(Pool {
+            dir: dir.path().to_path_buf(),
+            free: Mutex::new(Vec::new()),
+            made: AtomicUsize::new(0),
+        });
+        Ok(Scratch { _dir: dir, _lock: lock, pool })
     }
 
     /// The directory.
     #[cfg(test)]
     pub(crate) fn dir(&self) -> &Path {
-        &self.dir
+        self._dir.path()
     }
 
     /// Its files.
@@ -150,12 +151,6 @@ impl Place {
     }
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 /// Removes the scratch directories in `parent` whose run is gone: named like ours, holding a
 /// lock file that nobody holds. Anything else (a user's files, a live run's scratch) is left.
 fn remove_abandoned(parent: &Path) {
@@ -164,7 +159,7 @@ fn remove_abandoned(parent: &Path) {
         let name = e.file_name();
         let name = name.to_string_lossy();
         let Some(rest) = name.strip_prefix(SCRATCH_PREFIX) else { continue };
-        if !rest.chars().all(|c| c.is_ascii_digit() || c == '-') || !e.path().is_dir() {
+        if !rest.chars().all(|c| c.is_ascii_alphanumeric()) || !e.path().is_dir() {
             continue;
         }
         let Ok(lock) = File::options().write(true).open(e.path().join(LOCK)) else { continue };
@@ -176,7 +171,8 @@ fn remove_abandoned(parent: &Path) {
 
 /// One partition of a depth on disk: its files (the successors sent to it while the depth is
 /// built; one file of distinct positions once merged).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Part {
     /// The partition's index among the depth's `2^bits`.
     pub index: usize,
@@ -431,45 +427,43 @@ pub(crate) fn write_home<K: Pod + Eq + Send + Sync, C: Tally>(
 mod tests {
     use super::*;
 
-    /// A fresh directory under the build's target directory.
-    fn dir(name: &str) -> PathBuf {
-        let d = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../target/test-scratch")
-            .join(format!("home-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    /// A fresh directory under the build's target directory, removed when dropped.
+    fn dir(name: &str) -> tempfile::TempDir {
+        let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
+        tempfile::Builder::new().prefix(&format!("home-{name}-")).tempdir_in(target).unwrap()
     }
 
     #[test]
     fn scratch_is_removed_when_dropped_and_abandoned_ones_by_the_next_run() {
-        let work = dir("scratch");
+        let work_tmp = dir("scratch");
+        let work = work_tmp.path();
         std::fs::write(work.join("cephalopod-user-file"), "mine").unwrap();
         std::fs::create_dir(work.join("cephalopod-1-2")).unwrap(); // no lock file: not ours
-        let a = Scratch::create(Some(&work)).unwrap();
+        let a = Scratch::create(Some(work)).unwrap();
         let kept = a.dir().to_path_buf();
         // A killed run's scratch: its lock file exists, nobody holds it.
-        let dead = work.join("cephalopod-99999-1");
+        let dead = work.join("cephalopod-9yQ2xZ");
         std::fs::create_dir(&dead).unwrap();
         std::fs::write(dead.join(LOCK), "").unwrap();
         std::fs::write(dead.join("part-00000.rec"), "x").unwrap();
-        let b = Scratch::create(Some(&work)).unwrap();
+        let b = Scratch::create(Some(work)).unwrap();
         assert!(!dead.exists(), "the killed run's scratch is removed");
         assert!(kept.exists(), "a live run's scratch is kept");
         assert!(work.join("cephalopod-user-file").exists() && work.join("cephalopod-1-2").exists());
         drop(a);
         drop(b);
-        let mut left: Vec<_> = std::fs::read_dir(&work).unwrap().flatten().map(|e| e.file_name()).collect();
+        let mut left: Vec<_> = std::fs::read_dir(work).unwrap().flatten().map(|e| e.file_name()).collect();
         left.sort();
         assert_eq!(left, ["cephalopod-1-2", "cephalopod-user-file"]);
-        std::fs::remove_dir_all(&work).unwrap();
+        work_tmp.close().unwrap();
     }
 
     #[test]
     fn an_outbox_routes_merges_and_writes_partitions() {
-        let d = dir("outbox");
+        let d_tmp = dir("outbox");
+        let d = d_tmp.path();
         let plan = Plan { bits: 2, resident: 1, write_buffer: 4096, records_in_flight: 0 };
-        let scratch = Scratch::create(Some(&d)).unwrap();
+        let scratch = Scratch::create(Some(d)).unwrap();
         let outbox = Outbox::<u64, u64>::new(plan, scratch.pool().clone());
         let mut want = std::collections::HashMap::new();
         let mut sender = outbox.sender();
@@ -498,6 +492,7 @@ mod tests {
             assert!(read.contains(&scratch.pool().file()));
         }
         assert_eq!(got, want);
-        std::fs::remove_dir_all(&d).unwrap();
+        drop(scratch);
+        d_tmp.close().unwrap();
     }
 }

@@ -1,9 +1,7 @@
 //! What a search reports about each depth, and the process's memory figures.
 
-/// Statistics of one depth of a search (with the `cli` feature, serialisable: the `--json`
-/// output's `stats` rows).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[cfg_attr(feature = "cli", derive(serde::Serialize))]
+/// Statistics of one depth of a search (serialisable: the `--json` output's `stats` rows).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct DepthStats {
     /// The depth (number of moves played).
     pub depth: u32,
@@ -33,7 +31,7 @@ pub struct DepthStats {
     /// Peak resident memory of the process so far, in bytes (Linux; 0 elsewhere), as last read:
     /// the driver reads it only after depths long enough for it to have moved, and not after
     /// every one of those (0 until the first read).
-    #[cfg_attr(feature = "cli", serde(rename = "peak_memory_bytes"))]
+    #[serde(rename = "peak_memory_bytes")]
     pub peak_memory: u64,
     /// Bytes written to disk at this depth (frontiers on disk and checkpoints only).
     pub bytes_written: u64,
@@ -45,14 +43,13 @@ pub struct DepthStats {
 /// is `Send`: a search moves onto the thread pool when its first parallel depth comes.
 pub(crate) type Observer<'a> = dyn FnMut(&DepthStats) + Send + 'a;
 
-/// Peak resident memory of this process in bytes (`VmHWM`), 0 where unknown.
+/// Peak resident memory of this process in bytes (`VmHWM`), 0 where unknown (Linux only).
 pub fn peak_memory() -> u64 {
-    status_bytes("VmHWM:").unwrap_or(0)
-}
-
-fn status_bytes(field: &str) -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with(field))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    #[cfg(target_os = "linux")]
+    {
+        let status = procfs::process::Process::myself().and_then(|p| p.status());
+        status.ok().and_then(|s| s.vmhwm).map_or(0, |kib| kib * 1024)
+    }
+    #[cfg(not(target_os = "linux"))]
+    0
 }

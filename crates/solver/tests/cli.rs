@@ -5,15 +5,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 mod common;
-use common::{run, run_bytes};
-
-/// A fresh directory for one test under the build's target directory (never /tmp).
-fn scratch(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{run, run_bytes, temp_dir};
 
 /// Runs the binary through `sh -c` with `redirections` after its arguments; returns the exit
 /// code, stdout and stderr (whichever the redirections leave to the pipes).
@@ -30,9 +22,9 @@ fn shell(args: &str, redirections: &str) -> (i32, String, String) {
 const CASE: &str = "20\n0 6 0\n2 2 2\n1 6 1\n";
 
 /// A fresh directory for one test holding [`CASE`] as `in.txt`, and that file's path.
-fn case_file(name: &str) -> (PathBuf, PathBuf) {
-    let dir = scratch(name);
-    let input = dir.join("in.txt");
+fn case_file(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = temp_dir(name);
+    let input = dir.path().join("in.txt");
     std::fs::write(&input, CASE).unwrap();
     (dir, input)
 }
@@ -68,7 +60,7 @@ fn an_answer_that_cannot_be_written_is_an_error() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
-    std::fs::remove_dir_all(&dir).unwrap();
+    dir.close().unwrap();
 }
 
 #[test]
@@ -84,7 +76,7 @@ fn an_unwritable_stderr_never_aborts() {
     // Clap's own errors too.
     let (code, out, _) = shell("--no-such-flag", "2>/dev/full");
     assert_eq!((code, out.as_str()), (2, ""));
-    std::fs::remove_dir_all(&dir).unwrap();
+    dir.close().unwrap();
 }
 
 #[test]
@@ -208,7 +200,8 @@ fn run_in_pty(args: &str, input_file: &std::path::Path) -> String {
 
 #[test]
 fn progress_bar_on_a_terminal_for_long_runs_only() {
-    let dir = scratch("pty");
+    let dir_tmp = temp_dir("pty");
+    let dir = dir_tmp.path();
     let long = dir.join("long.in");
     // Over a second in a test build, even on a fast machine: the bar must appear. (A start
     // without symmetry: 8 counts a position, the slower kind of search.)
@@ -222,5 +215,5 @@ fn progress_bar_on_a_terminal_for_long_runs_only() {
     assert!(!quiet.contains("/16"), "--no-progress still drew: {quiet}");
     let short_run = run_in_pty("", &short);
     assert_eq!(short_run.trim(), "17776", "a short run shows only its answer");
-    std::fs::remove_dir_all(&dir).unwrap();
+    dir_tmp.close().unwrap();
 }

@@ -10,14 +10,6 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use solver::{solve, Answer, Board, Options, Shape};
 
-/// A fresh, empty directory for one test, under the build's temporary directory.
-fn temp_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("disk-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 fn entries(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .map(|r| r.flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect())
@@ -58,19 +50,21 @@ proptest! {
             cells = boards::symmetric(rows, cols, &cells);
         }
         let board = Board::new(Shape::new(rows, cols).unwrap(), cells).unwrap();
-        let work = temp_dir(&format!("prop-{seed}"));
+        let work_tmp = common::temp_dir(&format!("prop-{seed}"));
+    let work = work_tmp.path();
         let base = Options { all_depths: true, lanes, threads: Some(threads), ..Options::default() };
-        compare(&board, depth, base, limit, &work)?;
+        compare(&board, depth, base, limit, work)?;
         let counted = Options { count_boards: true, lanes, threads: Some(threads), ..Options::default() };
-        compare(&board, depth, counted, limit, &work)?;
-        std::fs::remove_dir_all(&work).unwrap();
+        compare(&board, depth, counted, limit, work)?;
+        work_tmp.close().unwrap();
     }
 }
 
 /// Every key width (`u32`, `u64`, `u128`, `U192`) through partitions on disk.
 #[test]
 fn every_key_width_matches_memory_on_disk() {
-    let work = temp_dir("widths");
+    let work_tmp = common::temp_dir("widths");
+    let work = work_tmp.path();
     for (rows, cols, depth) in [(3, 3, 9), (2, 5, 7), (4, 4, 7), (5, 5, 4), (3, 8, 4), (7, 7, 3), (8, 8, 2)] {
         for sym in [false, true] {
             let mut cells = boards::random(rows, cols, (rows * cols) as u64, 5);
@@ -80,11 +74,11 @@ fn every_key_width_matches_memory_on_disk() {
             let board = Board::new(Shape::new(rows, cols).unwrap(), cells).unwrap();
             for general in [false, true] {
                 let base = Options { all_depths: true, general, ..Options::default() };
-                compare(&board, depth, base, 1, &work).unwrap();
+                compare(&board, depth, base, 1, work).unwrap();
             }
         }
     }
-    std::fs::remove_dir_all(&work).unwrap();
+    work_tmp.close().unwrap();
 }
 
 mod common;
@@ -100,7 +94,7 @@ fn strs(v: &[String]) -> Vec<&str> {
 /// The depth a checkpoint's manifest names (0 when there is none yet).
 fn saved_depth(ck: &Path) -> u32 {
     let text = std::fs::read_to_string(ck.join("checkpoint")).unwrap_or_default();
-    text.lines().find_map(|l| l.strip_prefix("depth ")).and_then(|d| d.parse().ok()).unwrap_or(0)
+    text.lines().find_map(|l| l.strip_prefix("depth = ")).and_then(|d| d.parse().ok()).unwrap_or(0)
 }
 
 /// Starts the solver on `file` with `args`.
@@ -136,7 +130,8 @@ fn kill_at(mut child: Child, ck: &Path, depth: u32) -> bool {
 /// resumes the finished run once more: both answers are an uninterrupted run's, and the work
 /// directory is empty after.
 fn kill_and_resume(name: &str, input: &str, first: u32, second: u32) {
-    let dir = temp_dir(name);
+    let dir_tmp = common::temp_dir(name);
+    let dir = dir_tmp.path();
     let (ck, work, file) = (dir.join("ck"), dir.join("work"), dir.join("in.txt"));
     std::fs::write(&file, input).unwrap();
     let (_, want, _) = solver(&[], input);
@@ -161,7 +156,7 @@ fn kill_and_resume(name: &str, input: &str, first: u32, second: u32) {
     let (code, again, err) = solver(&resumed, "");
     assert_eq!((code, &again), (0, &want), "{name}: {err}");
     assert!(entries(&work).is_empty(), "{name}: scratch left: {:?}", entries(&work));
-    std::fs::remove_dir_all(&dir).unwrap();
+    dir_tmp.close().unwrap();
 }
 
 #[test]
@@ -172,7 +167,8 @@ fn killed_runs_resume_twice_with_the_same_answer() {
 
 #[test]
 fn a_killed_runs_scratch_is_removed_by_the_next_run() {
-    let dir = temp_dir("scratch");
+    let dir_tmp = common::temp_dir("scratch");
+    let dir = dir_tmp.path();
     let (work, file) = (dir.join("work"), dir.join("in.txt"));
     let input = "16\n0 0 0 0\n0 0 0 0\n0 0 0 0\n";
     std::fs::write(&file, input).unwrap();
@@ -191,12 +187,13 @@ fn a_killed_runs_scratch_is_removed_by_the_next_run() {
         solver(&["--memory-limit", "1", "--work-dir", work.to_str().unwrap()], "6\n0 0\n0 0\n");
     assert_eq!(code, 0, "{err}");
     assert_eq!(entries(&work), ["notes.txt"]);
-    std::fs::remove_dir_all(&dir).unwrap();
+    dir_tmp.close().unwrap();
 }
 
 #[test]
 fn checkpoint_directories_stay_the_users() {
-    let dir = temp_dir("refuse");
+    let dir_tmp = common::temp_dir("refuse");
+    let dir = dir_tmp.path();
     let ck = dir.join("ck");
     let ck_arg = ck.to_str().unwrap();
     // A directory holding a user's file is refused, and the file kept.
@@ -232,14 +229,15 @@ fn checkpoint_directories_stay_the_users() {
     // Missing checkpoint.
     let (code, out, err) = solver(&["--resume", dir.join("nothing").to_str().unwrap()], "5\n0 0\n0 0\n");
     assert!(code != 0 && out.is_empty() && err.contains("nothing"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
+    dir_tmp.close().unwrap();
 }
 
 /// Every file of a checkpoint, every byte position class (header, records, checksum), changed:
 /// resuming is an error naming the file, or the right answer, never a wrong one.
 #[test]
 fn a_changed_byte_in_any_checkpoint_file_is_never_a_wrong_answer() {
-    let dir = temp_dir("corrupt");
+    let dir_tmp = common::temp_dir("corrupt");
+    let dir = dir_tmp.path();
     let ck = dir.join("ck");
     let ck_arg = ck.to_str().unwrap();
     // A checkpoint with frontier files: a run killed once it has saved depth 14 of 40.
@@ -280,7 +278,7 @@ fn a_changed_byte_in_any_checkpoint_file_is_never_a_wrong_answer() {
         }
     }
     assert!(refused > 0);
-    std::fs::remove_dir_all(&dir).unwrap();
+    dir_tmp.close().unwrap();
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -307,7 +305,8 @@ fn copy_dir(from: &Path, to: &Path) {
 
 #[test]
 fn an_unwritable_work_dir_is_an_error_naming_it() {
-    let dir = temp_dir("unwritable");
+    let dir_tmp = common::temp_dir("unwritable");
+    let dir = dir_tmp.path();
     let blocker = dir.join("a-file");
     std::fs::write(&blocker, "not a directory").unwrap();
     let work = blocker.join("work");
@@ -315,15 +314,16 @@ fn an_unwritable_work_dir_is_an_error_naming_it() {
         solver(&["--memory-limit", "1K", "--work-dir", work.to_str().unwrap()], "4\n0 0\n0 0\n");
     assert!(code != 0 && out.is_empty(), "{err}");
     assert!(err.contains(work.to_str().unwrap()), "{err}");
-    assert_eq!(entries(&dir), vec!["a-file".to_string()]);
-    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(entries(dir), vec!["a-file".to_string()]);
+    dir_tmp.close().unwrap();
 }
 
 #[test]
 fn a_full_disk_ends_cleanly() {
     // A file-size limit makes writes past 64 KiB fail like a full disk (EFBIG; the signal
     // that would kill the process is ignored, and that disposition is inherited).
-    let dir = temp_dir("full");
+    let dir_tmp = common::temp_dir("full");
+    let dir = dir_tmp.path();
     let work = dir.join("work");
     let ck = dir.join("ck");
     std::fs::create_dir_all(&work).unwrap();
@@ -344,5 +344,5 @@ fn a_full_disk_ends_cleanly() {
     for e in entries(&ck) {
         assert!(e == "checkpoint" || e == current, "stray {e} in the checkpoint");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
+    dir_tmp.close().unwrap();
 }

@@ -19,6 +19,17 @@ fn board(seed: u64, n: usize) -> Vec<u8> {
         .collect()
 }
 
+/// Whether this CPU has what the AVX2 backends need (a skip is only right when it has not).
+fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("bmi1")
+        && std::is_x86_feature_detected!("bmi2")
+        && std::is_x86_feature_detected!("popcnt");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 fn ring_boards() -> impl Iterator<Item = u32> {
     let ring = Ring3::new(Portable);
     (0..200_000u64).map(move |i| ring.pack(&board(i, 9)))
@@ -104,7 +115,10 @@ fn successor_lists_agree_avx2() {
         Some(b) => [true, false]
             .into_iter()
             .for_each(|g| check_successor_lists(&Ring3::new(b.with_gather(g)), ring_boards().take(50_000))),
-        None => eprintln!("skipped: this CPU has no AVX2"),
+        None => {
+            assert!(!has_avx2(), "this CPU has AVX2 but no AVX2 backend was made");
+            eprintln!("skipped: this CPU has no AVX2")
+        }
     }
 }
 
@@ -285,6 +299,7 @@ fn wide_avx2_matches_portable_on_every_u64_shape() {
     for (i, shape) in u64_shapes().into_iter().enumerate() {
         let base = 1_000_000 * i as u64;
         if !check_wide(shape, base..base + 20_000) {
+            assert!(!has_avx2(), "this CPU has AVX2 but the AVX2 grid was not checked");
             eprintln!("skipped: this CPU has no AVX2");
             return;
         }
@@ -303,6 +318,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
     #[test]
     fn wide_avx2_matches_portable_on_random_shapes(shape in prop::sample::select(u64_shapes()), seed in any::<u64>()) {
-        check_wide(shape, seed..seed.saturating_add(8));
+        let checked = check_wide(shape, seed..seed.saturating_add(8));
+        prop_assert!(checked || !has_avx2(), "this CPU has AVX2 but the AVX2 grid was not checked");
     }
 }

@@ -1,4 +1,5 @@
-//! Helpers shared by the binary's tests.
+//! Helpers shared by the binary's tests (each test file uses some of them).
+#![allow(dead_code)]
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -26,4 +27,10 @@ pub fn run_bytes(args: &[&str], input: &[u8]) -> (i32, String, String) {
         String::from_utf8(out.stdout).unwrap(),
         String::from_utf8(out.stderr).unwrap(),
     )
+}
+
+/// A fresh, empty directory for one test under the build's temporary directory (never /tmp),
+/// removed when dropped (or by `close`, which reports a failure to remove it).
+pub fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(&format!("{name}-")).tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
 }

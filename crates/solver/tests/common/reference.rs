@@ -1,6 +1,7 @@
 //! The plain reference solver: whole boards in a `HashMap`, no symmetry, no tables, no packing,
 //! the rules written out directly from the statement. Shared by the property tests and the
-//! `reference` example (which `cargo xtask bench` times as the plain oracle).
+//! `reference` example (which `cargo xtask bench` times as the plain oracle); each uses some.
+#![allow(dead_code)]
 
 use std::collections::HashMap;
 
@@ -81,4 +82,34 @@ pub fn reference(cells: &[u8], rows: usize, cols: usize, depth: u32) -> (u32, Ve
         total = (total + n * hash(&board)) % (1 << 30);
     }
     (total as u32, distinct)
+}
+
+/// The answer at every depth from 0 to `depth` (each the sum of `reference` at that depth),
+/// from one pass.
+pub fn answers(cells: &[u8], rows: usize, cols: usize, depth: u32) -> Vec<u32> {
+    let mut frontier: HashMap<Vec<u8>, u64> = HashMap::new();
+    frontier.insert(cells.to_vec(), 1);
+    // The hashes of paths ended on a full board so far.
+    let mut ended = 0u64;
+    let mut out = Vec::new();
+    for d in 0..=depth {
+        let open: u64 = frontier.iter().map(|(b, &n)| n * hash(b) % (1 << 30)).sum();
+        out.push(((ended + open) % (1 << 30)) as u32);
+        if d == depth {
+            break;
+        }
+        let mut next: HashMap<Vec<u8>, u64> = HashMap::new();
+        for (board, n) in frontier {
+            if board.iter().all(|&v| v != 0) {
+                ended = (ended + n * hash(&board)) % (1 << 30);
+                continue;
+            }
+            for m in moves(&board, rows, cols) {
+                let e = next.entry(m).or_insert(0);
+                *e = (*e + n) % (1 << 30);
+            }
+        }
+        frontier = next;
+    }
+    out
 }

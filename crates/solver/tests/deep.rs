@@ -1,0 +1,111 @@
+//! Deep cases, too slow for a debug build: `cargo xtask verify` runs them in release
+//! (`cargo test --release -p solver --test deep -- --ignored`).
+//!
+//! Every depth of long 3x3 games against the plain reference, and the paths that only deep
+//! searches reach (many shards, the shared fill, partitions on disk, several threads) against
+//! each other, depth by depth, on 3x3 to depth 40 and on 4x4.
+
+use solver::{solve, Board, Level, Options, Shape};
+
+mod common;
+
+#[path = "common/reference.rs"]
+mod plain;
+
+/// Starts with few dice (the contest's usual inputs) and the empty board.
+fn starts_3x3() -> Vec<Vec<u8>> {
+    let one = |at: usize, v: u8| {
+        let mut c = vec![0; 9];
+        c[at] = v;
+        c
+    };
+    vec![vec![0; 9], one(0, 1), one(1, 1), one(4, 1), one(2, 3), vec![0, 0, 2, 0, 0, 0, 1, 0, 0]]
+}
+
+/// Every way to run a search that must give the same answers; the last runs with every
+/// partition on disk under `work`.
+fn paths(work: &std::path::Path) -> Vec<(String, Options)> {
+    let all = Options { all_depths: true, ..Options::default() };
+    let mut v = vec![
+        ("default, 1 thread".to_string(), Options { threads: Some(1), ..all.clone() }),
+        ("default, 2 threads".to_string(), Options { threads: Some(2), ..all.clone() }),
+        ("default, 3 threads".to_string(), Options { threads: Some(3), ..all.clone() }),
+        ("general".to_string(), Options { general: true, ..all.clone() }),
+        ("lanes, 2 threads".to_string(), Options { lanes: true, threads: Some(2), ..all.clone() }),
+        ("portable".to_string(), Options { backend: Some(Level::Portable), ..all.clone() }),
+        (
+            "on disk, 2 threads".to_string(),
+            Options {
+                memory_limit: Some(1),
+                work_dir: Some(work.to_path_buf()),
+                threads: Some(2),
+                ..all.clone()
+            },
+        ),
+    ];
+    if Level::Avx2.is_available() {
+        v.push(("avx2, general".to_string(), Options { backend: Some(Level::Avx2), general: true, ..all }));
+    }
+    v
+}
+
+#[test]
+#[ignore = "deep: run in release by `cargo xtask verify`"]
+fn every_3x3_depth_to_24_matches_reference_on_every_path() {
+    let work = common::temp_dir("deep-3x3");
+    for cells in starts_3x3() {
+        let want = plain::answers(&cells, 3, 3, 24);
+        let board = Board::new(Shape::SQUARE3, cells.clone()).unwrap();
+        for (name, o) in paths(work.path()) {
+            let got = solve(&board, 24, &o).unwrap();
+            assert_eq!(got.answers, want, "{cells:?} on {name}");
+        }
+    }
+    assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0, "scratch left");
+    work.close().unwrap();
+}
+
+#[test]
+#[ignore = "deep: run in release by `cargo xtask verify`"]
+fn every_3x3_depth_to_40_agrees_on_every_path() {
+    let work = common::temp_dir("deep-3x3-40");
+    for cells in starts_3x3() {
+        let board = Board::new(Shape::SQUARE3, cells.clone()).unwrap();
+        let mut first: Option<(String, Vec<u32>)> = None;
+        for (name, o) in paths(work.path()) {
+            let got = solve(&board, 40, &o).unwrap().answers;
+            let (first_name, want) = first.get_or_insert_with(|| (name.clone(), got.clone()));
+            assert_eq!(&got, want, "{cells:?}: {name} against {first_name}");
+        }
+    }
+    work.close().unwrap();
+}
+
+#[test]
+#[ignore = "deep: run in release by `cargo xtask verify`"]
+fn the_4x4_to_depth_13_agrees_on_every_path() {
+    let work = common::temp_dir("deep-4x4");
+    let mut corner = vec![0; 16];
+    corner[0] = 1;
+    for cells in [vec![0; 16], corner] {
+        let board = Board::new(Shape::new(4, 4).unwrap(), cells.clone()).unwrap();
+        let mut first: Option<(String, Vec<u32>)> = None;
+        for (name, o) in paths(work.path()) {
+            let got = solve(&board, 13, &o).unwrap().answers;
+            let (first_name, want) = first.get_or_insert_with(|| (name.clone(), got.clone()));
+            assert_eq!(&got, want, "{cells:?}: {name} against {first_name}");
+        }
+    }
+    work.close().unwrap();
+}
+
+#[test]
+#[ignore = "deep: run in release by `cargo xtask verify`"]
+fn the_4x4_to_depth_9_matches_reference() {
+    let mut corner = vec![0; 16];
+    corner[5] = 2;
+    let want = plain::answers(&corner, 4, 4, 9);
+    let board = Board::new(Shape::new(4, 4).unwrap(), corner).unwrap();
+    let got = solve(&board, 9, &Options { all_depths: true, ..Options::default() }).unwrap();
+    assert_eq!(got.answers, want);
+}

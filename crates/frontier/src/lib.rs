@@ -245,9 +245,15 @@ unsafe impl Tally for u64 {
 /// The shard of `key` among `2^shard_bits`.
 #[inline(always)]
 pub fn shard_of<K: Pod>(key: &K, shard_bits: u32) -> usize {
+    shard_of_hash(key_hash(key), shard_bits)
+}
+
+/// The shard among `2^shard_bits` of a key whose [`key_hash`] is `hash`.
+#[inline(always)]
+pub fn shard_of_hash(hash: u64, shard_bits: u32) -> usize {
     if shard_bits == 0 {
         0
     } else {
-        (key_hash(key) >> (64 - shard_bits)) as usize
+        (hash >> (64 - shard_bits)) as usize
     }
 }

@@ -304,6 +304,19 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         self.insert_all::<T, true>(items, &|t| key_hash(&key(t)), &key, &counts);
     }
 
+    /// [`CountSet::insert_many`] for items whose keys' [`key_hash`] `hash` gives: no key is
+    /// hashed again.
+    #[inline(always)]
+    pub fn insert_many_hashed<T>(
+        &mut self,
+        items: &[T],
+        hash: impl Fn(&T) -> u64,
+        key: impl Fn(&T) -> K,
+        counts: impl Fn(&T) -> C,
+    ) {
+        self.insert_all::<T, true>(items, &hash, &key, &counts);
+    }
+
     /// Inserts every item of `items`, whose keys' [`key_hash`] `hash` gives and whose slots
     /// the caller has prefetched already ([`CountSet::prefetch_hash`]): the same as
     /// [`CountSet::insert_many`] without hashing any key again.

@@ -21,10 +21,12 @@
 //! * **shared** (several threads, positions with one count, keys of one atomic word, the whole
 //!   frontier in memory): every thread runs `direct` into one lock-free
 //!   [`frontier::SharedSet`];
-//! * **lockstep** (several threads, a next frontier that fits the caches): expand and insert in
-//!   one pool call ([`crate::lockstep`]);
-//! * **blocks** (otherwise): chunks expanded into records bucketed by the next frontier's
-//!   shard, then each shard filled from every chunk's bucket, a block of chunks at a time.
+//! * **striped** (several threads, any key and counts, the whole frontier in memory): every
+//!   thread runs `direct` into the shards of the next set, each behind a lock, through
+//!   batches of its own, one a shard ([`Striped`]);
+//! * **blocks** (several threads, partitions on disk): chunks expanded into records bucketed
+//!   by the next frontier's shard, then each shard filled from every chunk's bucket (or its
+//!   records sent to the outbox), a block of chunks at a time.
 //!
 //! At the last depth nothing is generated: each position adds its counts times the summed
 //! hashes of its successors ([`Rules::successor_hashes`]); on rules with cheap successor
@@ -34,7 +36,7 @@
 //! on the threads' timing; no result does).
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::Result;
@@ -46,8 +48,7 @@ use crate::budget::{Budget, Need, Plan};
 use crate::checkpoint::{Checkpoint, Identity, Manifest};
 use crate::dispatch;
 use crate::home::{self, Away, Outbox, Part, Place, Pool, Scratch};
-use crate::kernels::{add, own_hash, Batch, Chunk, Routed};
-use crate::lockstep;
+use crate::kernels::{self, add, own_hash, Batch, Chunk, Routed, Striped, Stripes};
 use crate::stats::{peak_memory, DepthStats, Observer};
 use crate::weights::Weights;
 
@@ -115,6 +116,8 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     /// and depth to depth: a fresh one a chunk was a heap allocation each time, which musl's
     /// allocator maps and unmaps (on several threads, a TLB flush of the others).
     batches: Vec<Mutex<Batch<R::Key, W::Count>>>,
+    /// The pending batches of a [`Striped`] fill, one a worker thread, kept like `batches`.
+    stripes: Vec<Mutex<Stripes<R::Key, W::Count>>>,
     /// Sets that merge partitions on disk, one a worker, kept from depth to depth.
     merge_sets: Vec<Mutex<CountSet<R::Key, W::Count>>>,
     /// Positions of the last depth per position of the one before: sizes the next tables.
@@ -169,7 +172,7 @@ pub(crate) struct Outcome {
 struct Mode {
     parallel: bool,
     shared: bool,
-    lockstep: bool,
+    striped: bool,
     shard_bits: u32,
     threads: usize,
     /// Keys expected in each shard of the next memory home.
@@ -189,6 +192,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             bits: 0,
             chunks: Vec::new(),
             batches: Vec::new(),
+            stripes: Vec::new(),
             merge_sets: Vec::new(),
             growth: 4.0,
             fanout: 8.0,
@@ -550,26 +554,28 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         // One source into a next frontier wholly in memory: the in-memory engine as it is.
         let single = !plan.spills() && self.away.is_empty();
         // Threads fill one set at once where the counts are one word and the keys one atomic
-        // word (faster than records and shards at every size measured: each successor is
-        // written once, into its slot); else, in parallel, records go through shards (in
-        // lockstep while the next frontier fits the caches). A shared fill that overflows is
-        // redone, and a lockstep depth clears each shard as it fills it: both only where the
-        // depth has one source.
+        // word (each successor is written once, into its slot); else, with the whole frontier
+        // in memory, the shards of one set, each behind a lock (striped); else records go
+        // through shards, a block at a time. A shared fill that overflows is redone: only
+        // where the depth has one source.
         let shared = parallel && single && Self::SHARED;
-        let lockstep = parallel && single && !shared && fits_cache(total, position, threads);
-        let shard_bits = if parallel && !shared { shard_bits_for(total, position, threads) } else { 0 };
+        let striped = parallel && single && !shared;
+        let shard_bits = if striped {
+            striped_bits(threads)
+        } else if parallel && !shared {
+            shard_bits_for(total, position, threads)
+        } else {
+            0
+        };
         let resident = plan.resident as f64 / plan.parts() as f64;
         let expect =
             (total as f64 * self.growth * 1.2 * resident / (1u64 << shard_bits) as f64) as usize + 16;
-        let mode = Mode { parallel, shared, lockstep, shard_bits, threads, expect };
+        let mode = Mode { parallel, shared, striped, shard_bits, threads, expect };
         self.next.resize_shards(shard_bits);
-        if !lockstep {
-            // The one large set of a shared fill is cleared by all threads; shards by one each
-            // (in lockstep, by the thread that fills them).
-            for_each_mut(parallel, self.next.shards_mut(), |_, s| {
-                s.reset_with(shard_bits, expect, &PoolZeroer(shared))
-            });
-        }
+        // The one large set of a shared fill is cleared by all threads; shards by one each.
+        for_each_mut(parallel, self.next.shards_mut(), |_, s| {
+            s.reset_with(shard_bits, expect, &PoolZeroer(shared))
+        });
         let outbox = if plan.spills() { Some(Outbox::new(plan, self.storage.pool()?)) } else { None };
         let (mut ended, mut records) = (W::Sum::zero(), 0usize);
         self.for_each_source(|s| {
@@ -692,9 +698,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         outbox: Option<&Outbox<R::Key, W::Count>>,
         ended_paths: &mut u32,
     ) -> (W::Sum, usize) {
-        let Mode { parallel, shared, lockstep, shard_bits, threads, expect } = *mode;
+        let Mode { parallel, shared, striped, shard_bits, threads, expect } = *mode;
         let count_boards = self.count_boards;
-        self.plan_chunks(if lockstep { LOCKSTEP_SHARES * threads } else { 1 });
+        self.plan_chunks(if striped { STRIPED_SHARES * threads } else { 1 });
         let (rules, weights, cur, next, fanout) =
             (self.rules, self.weights, &self.cur, &mut self.next, self.fanout);
         let (mut records, mut ended) = (0, W::Sum::zero());
@@ -743,46 +749,46 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 records += c.records;
                 gather(c, &mut self.ended);
             }
-        } else if lockstep {
-            // One pool call (see [`lockstep`]): threads claim chunks to expand, then, once all
-            // are expanded, shards to clear and fill from every chunk's records, in chunk order.
+        } else if striped {
+            // Every thread expands chunks straight into the shards of the next set, each behind
+            // a lock, through batches of its own, one a shard (see [`Striped`]).
             let t0 = Instant::now();
-            let phases = lockstep::Phases::new(self.chunks.len(), next.shards().len());
-            let chunks: Vec<_> = self.chunks.iter_mut().map(RwLock::new).collect();
+            if self.stripes.len() < threads {
+                self.stripes.resize_with(threads, Default::default);
+            }
+            for st in &mut self.stripes {
+                st.get_mut().unwrap_or_else(|e| e.into_inner()).prepare(1 << shard_bits, STRIPE_BYTES);
+            }
             let sets: Vec<_> = next.shards_mut().iter_mut().map(Mutex::new).collect();
-            let expanded = Mutex::new(t0);
-            let work = || {
-                while let Some(i) = phases.claim_chunk() {
-                    let c = &mut **chunks[i].write().unwrap_or_else(|e| e.into_inner());
-                    dispatch::expand(rules, weights, cur, c, shard_bits, fanout, count_boards);
-                    if phases.expanded() {
-                        *expanded.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
-                    }
-                }
-                phases.wait_expanded();
-                while let Some(s) = phases.claim_shard() {
-                    let set = &mut **sets[s].lock().unwrap_or_else(|e| e.into_inner());
-                    set.reset_with(shard_bits, expect, &frontier::Serial);
-                    for c in &chunks {
-                        let c = &**c.read().unwrap_or_else(|e| e.into_inner());
-                        dispatch::insert(rules, weights, cur, std::slice::from_ref(c), s, set, None);
-                    }
-                }
-            };
-            rayon::scope(|scope| {
-                for _ in 1..threads {
-                    scope.spawn(|_| work());
-                }
-                work();
+            let stripes = &self.stripes;
+            self.chunks.par_iter_mut().for_each(|c| {
+                // Each worker its own batches: the locks are never contended.
+                let mine = rayon::current_thread_index().unwrap_or(0) % stripes.len();
+                let batch = &mut *batches[mine % batches.len()].lock().unwrap_or_else(|e| e.into_inner());
+                let pending = &mut *stripes[mine].lock().unwrap_or_else(|e| e.into_inner());
+                let mut sink = Striped { shards: &sets, shard_bits, pending };
+                c.records = dispatch::direct(rules, weights, cur, c, &mut sink, batch, count_boards);
             });
-            drop(chunks);
-            let t1 = expanded.into_inner().unwrap_or_else(|e| e.into_inner());
+            // What is still pending goes in, shard by shard.
+            let mut by_shard: Vec<Vec<&mut Batch<R::Key, W::Count>>> =
+                sets.iter().map(|_| Vec::new()).collect();
+            for st in &mut self.stripes {
+                let st = st.get_mut().unwrap_or_else(|e| e.into_inner());
+                for (s, b) in st.batches.iter_mut().enumerate() {
+                    by_shard[s].push(b);
+                }
+            }
+            by_shard.par_iter_mut().zip(&sets).for_each(|(pending, set)| {
+                for b in pending.iter_mut() {
+                    kernels::insert_locked(set, b);
+                }
+            });
+            drop(sets);
             for c in self.chunks.iter() {
-                records += c.bucketed();
+                records += c.records;
                 gather(c, &mut self.ended);
             }
-            self.phase_seconds[0] += (t1 - t0).as_secs_f64();
-            self.phase_seconds[1] += t1.elapsed().as_secs_f64();
+            self.phase_seconds[0] += t0.elapsed().as_secs_f64();
         } else if parallel {
             // A block of chunks is expanded, then inserted, before the next: the records in
             // flight (and the memory they need) stay bounded.
@@ -846,15 +852,14 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
 /// The least time between two reads of the peak memory (see [`DepthStats::peak_memory`]).
 const PEAK_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
 
-/// Chunks a thread on a depth in [`lockstep`] (claimed as threads come: a few each, so that
-/// they end together).
-const LOCKSTEP_SHARES: usize = 4;
+/// Chunks a thread at least on a [`Striped`] depth (claimed as threads come: a few each, so
+/// that they end together).
+const STRIPED_SHARES: usize = 4;
 
 /// Frontiers smaller than this are expanded on the calling thread, straight into one set
 /// ([`crate::kernels::direct`]): below it, starting the pool and handing work between threads
 /// costs more than a second thread saves (small searches never start the pool at all), and a
-/// second vCPU may start work late. Larger ones go through records and shards, in
-/// [`lockstep`] while they fit the caches. Every sum is a wrapping one, so both ways give the
+/// second vCPU may start work late. Every sum is a wrapping one, so both ways give the
 /// same answers and statistics (a test checks it). The value is the one the twelve public
 /// cases, run as a sequence per binary, favour (figures in benches/RESULTS.md).
 const PARALLEL_MIN: usize = 1 << 15;
@@ -902,6 +907,19 @@ fn shard_bits_for(len: usize, bytes: usize, threads: usize) -> u32 {
     }
     bits.max(least)
 }
+
+/// Shards of a next frontier that threads fill in stripes ([`Striped`]): a few a thread, so
+/// that two threads rarely want the same lock at once.
+fn striped_bits(threads: usize) -> u32 {
+    (threads * STRIPES_PER_THREAD).next_power_of_two().trailing_zeros().min(10)
+}
+
+/// Shards a thread in a [`Striped`] fill.
+const STRIPES_PER_THREAD: usize = 8;
+
+/// Bytes of successors a thread holds pending in a [`Striped`] fill (within a core's cache
+/// beside the shard being filled).
+const STRIPE_BYTES: usize = 128 << 10;
 
 /// True when a thread's share of a next frontier grown from `len` positions of `bytes` each
 /// fits in its core's cache ([`SHARE_BYTES`]).

@@ -2,8 +2,8 @@
 //! set's slots) and a sink for what they produce, generic over the rules and the weights.
 //!
 //! * [`direct`]: successors canonicalised, hashed, their slots prefetched, and inserted in
-//!   batches into a [`Sink`]: the next frontier's one set, a thread's claim on a shared one, or
-//!   a [`Routed`] sink that sends the successors of partitions kept elsewhere to their
+//!   batches into a [`Sink`]: the next frontier's one set, a thread's claim on a shared one, a
+//!   thread's [`Striped`] batches for the shards of one set behind locks, or a [`Routed`] sink that sends the successors of partitions kept elsewhere to their
 //!   [`Outbox`](crate::home::Outbox).
 //! * [`expand`] then [`insert`]: successors as records (canonical key and parent tag) bucketed by
 //!   the next frontier's shard, then each shard filled from every chunk's bucket (or, for
@@ -313,6 +313,80 @@ impl<K: PackedKey, C: Tally, S: Sink<K, C>> Sink<K, C> for Routed<'_, K, C, S> {
             }
         }
         self.set.insert(&self.kept)
+    }
+}
+
+/// A thread's [`Sink`] into a next frontier that several threads fill at once, one shard
+/// behind each lock ([`Striped`]): successors wait in the thread's pending batch of their shard
+/// ([`Stripes`]), and a batch that is full goes into its shard in one insertion under the
+/// shard's lock (its slots prefetched a few items ahead). Any key and any counts: nothing is
+/// atomic but the locks, taken once a batch.
+pub(crate) struct Striped<'a, 'b, K: PackedKey, C: Tally> {
+    /// The next frontier's shards.
+    pub shards: &'a [std::sync::Mutex<&'b mut frontier::CountSet<K, C>>],
+    /// Their number's logarithm (a key's shard is the top bits of its hash).
+    pub shard_bits: u32,
+    /// This thread's pending batches, one a shard.
+    pub pending: &'a mut Stripes<K, C>,
+}
+
+/// A thread's pending batches for a [`Striped`] fill, one a shard, kept from chunk to chunk
+/// (and their memory from depth to depth).
+#[derive(Debug)]
+pub(crate) struct Stripes<K, C> {
+    /// One batch a shard.
+    pub batches: Vec<Batch<K, C>>,
+    /// Items a batch holds before it is inserted.
+    pub flush_at: usize,
+}
+
+impl<K, C> Default for Stripes<K, C> {
+    fn default() -> Self {
+        Stripes { batches: Vec::new(), flush_at: 0 }
+    }
+}
+
+impl<K: PackedKey, C: Tally> Stripes<K, C> {
+    /// Ready for `shards` shards, about `bytes` pending in all.
+    pub(crate) fn prepare(&mut self, shards: usize, bytes: usize) {
+        let item = std::mem::size_of::<(u64, K, C)>();
+        self.flush_at = (bytes / (shards * item)).clamp(16, 512);
+        self.batches.resize_with(shards, Vec::new);
+        for b in &mut self.batches {
+            b.clear();
+            b.reserve(self.flush_at);
+        }
+    }
+}
+
+/// Inserts `batch` into `set` under its lock, and empties it.
+#[inline(always)]
+pub(crate) fn insert_locked<K: PackedKey, C: Tally>(
+    set: &std::sync::Mutex<&mut frontier::CountSet<K, C>>,
+    batch: &mut Batch<K, C>,
+) {
+    let mut set = set.lock().unwrap_or_else(|e| e.into_inner());
+    set.insert_many_hashed(batch, |r| r.0, |r| r.1, |r| r.2);
+    batch.clear();
+}
+
+impl<K: PackedKey, C: Tally> Sink<K, C> for Striped<'_, '_, K, C> {
+    /// Nothing: a shard's slots are prefetched when its batch goes in, under its lock.
+    #[inline(always)]
+    fn prefetch_hash(&self, _hash: u64) {}
+
+    #[inline(always)]
+    fn insert(&mut self, batch: &[(u64, K, C)]) -> bool {
+        let flush_at = self.pending.flush_at;
+        for &item in batch {
+            let s = frontier::shard_of_hash(item.0, self.shard_bits);
+            let pending = &mut self.pending.batches[s];
+            pending.push(item);
+            if pending.len() >= flush_at {
+                insert_locked(&self.shards[s], pending);
+            }
+        }
+        true
     }
 }
 

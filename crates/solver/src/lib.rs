@@ -33,7 +33,6 @@ mod driver;
 mod home;
 mod input;
 mod kernels;
-mod lockstep;
 mod stats;
 mod weights;
 

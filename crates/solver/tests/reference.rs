@@ -162,19 +162,20 @@ fn all_depths_match_separate_runs() {
 }
 
 /// Frontiers past the parallel threshold: one thread inserts straight into one set, several
-/// go through records and shards (in lockstep while the next frontier fits the caches, then
-/// in many shards). All must agree at every depth, in every statistic, for starts with and
-/// without symmetry.
+/// into the shards of one set, each behind a lock (striped). All must agree at every depth, in
+/// every statistic, for starts with and without symmetry, 8 lanes or one mass, keys of every
+/// width that cannot be shared lock-free.
 #[test]
-fn one_thread_and_sharded_paths_agree() {
-    // 8 lanes on the empty 4x4: frontiers of 32-65K positions (lockstep on two threads) and
-    // over 131K (many shards).
+fn one_thread_and_striped_paths_agree() {
+    // 8 lanes on the empty 4x4: frontiers past 2^15 positions (parallel on two threads).
     let board = Board::empty(Shape::new(4, 4).unwrap());
     let o = |threads| Options { lanes: true, ..counted_options(threads) };
     let (one, two) = (solve(&board, 12, &o(1)).unwrap(), solve(&board, 12, &o(2)).unwrap());
     let sizes: Vec<u64> = one.stats.iter().map(|s| s.states).collect();
-    assert!(sizes.iter().any(|&n| (1 << 15..1 << 16).contains(&n)), "no lockstep depth: {sizes:?}");
-    assert!(sizes.iter().any(|&n| n >= 1 << 17), "no depth in many shards: {sizes:?}");
+    assert!(sizes.iter().any(|&n| n >= 1 << 17), "no parallel depth: {sizes:?}");
+    // A parallel depth with no separate insertion phase was striped (records have one).
+    let striped = two.stats.windows(2).any(|w| w[0].states >= 1 << 15 && w[1].insert_seconds == 0.0);
+    assert!(striped, "no depth was striped");
     assert_eq!(one.answers, two.answers);
     assert_eq!(depth_statistics(&one), depth_statistics(&two));
 
@@ -189,6 +190,16 @@ fn one_thread_and_sharded_paths_agree() {
         assert!(one.stats.iter().any(|s| s.states >= 1 << 15), "seed {seed}: frontier too small to shard");
         assert_eq!(one.answers, two.answers, "seed {seed}");
         assert_eq!(depth_statistics(&one), depth_statistics(&two), "seed {seed}");
+    }
+
+    // `u128` keys (the 5x5 board), one mass a position and 8 lanes.
+    let board = Board::empty(Shape::new(5, 5).unwrap());
+    for lanes in [false, true] {
+        let o = |threads| Options { lanes, ..counted_options(threads) };
+        let (one, two) = (solve(&board, 7, &o(1)).unwrap(), solve(&board, 7, &o(2)).unwrap());
+        assert!(one.stats.iter().any(|s| s.states >= 1 << 15), "5x5: frontier too small to shard");
+        assert_eq!(one.answers, two.answers, "5x5, lanes {lanes}");
+        assert_eq!(depth_statistics(&one), depth_statistics(&two), "5x5, lanes {lanes}");
     }
 }
 

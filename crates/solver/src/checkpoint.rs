@@ -283,15 +283,12 @@ impl Manifest {
         if u32::from_str_radix(stored, 16).ok() != Some(spill::checksum(body.as_bytes())) {
             bail!("checksum mismatch (changed or corrupt)");
         }
-        #[derive(Deserialize)]
-        struct Format {
-            format: u32,
+        let doc: toml::Table = body.parse()?;
+        let format = doc.get("format").and_then(toml::Value::as_integer).context("no format")?;
+        if format != i64::from(FORMAT) {
+            bail!("a manifest of format {format}, not {FORMAT}");
         }
-        let format: Format = toml::from_str(body).context("no format")?;
-        if format.format != FORMAT {
-            bail!("a manifest of format {}, not {FORMAT}", format.format);
-        }
-        let doc: Document<Manifest> = toml::from_str(body)?;
+        let doc: Document<Manifest> = doc.try_into()?;
         Ok(doc.manifest)
     }
 }

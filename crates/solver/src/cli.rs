@@ -206,12 +206,9 @@ impl Stdout {
 #[cfg(unix)]
 fn closed_at_start() -> bool {
     use std::os::fd::AsFd;
-    use std::os::unix::fs::MetadataExt;
     let out = io::stdout();
-    let Ok(file) = out.as_fd().try_clone_to_owned().map(File::from) else { return false };
-    let same = |a: &std::fs::Metadata, b: &std::fs::Metadata| (a.dev(), a.ino()) == (b.dev(), b.ino());
-    let is_null = match (file.metadata(), std::fs::metadata("/dev/null")) {
-        (Ok(a), Ok(b)) => same(&a, &b),
+    let is_null = match (rustix::fs::fstat(out.as_fd()), rustix::fs::stat("/dev/null")) {
+        (Ok(a), Ok(b)) => (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino),
         _ => false,
     };
     is_null

@@ -49,6 +49,16 @@ fn paths(work: &std::path::Path) -> Vec<(String, Options)> {
     v
 }
 
+/// Every path gives `board` the same answer at every depth to `depth`.
+fn paths_agree(board: &Board, depth: u32, work: &std::path::Path) {
+    let mut first: Option<(String, Vec<u32>)> = None;
+    for (name, o) in paths(work) {
+        let got = solve(board, depth, &o).unwrap().answers;
+        let (first_name, want) = first.get_or_insert_with(|| (name.clone(), got.clone()));
+        assert_eq!(&got, want, "{board:?}: {name} against {first_name}");
+    }
+}
+
 #[test]
 #[ignore = "deep: run in release by `cargo xtask verify`"]
 fn every_3x3_depth_to_24_matches_reference_on_every_path() {
@@ -70,13 +80,7 @@ fn every_3x3_depth_to_24_matches_reference_on_every_path() {
 fn every_3x3_depth_to_40_agrees_on_every_path() {
     let work = common::temp_dir("deep-3x3-40");
     for cells in starts_3x3() {
-        let board = Board::new(Shape::SQUARE3, cells.clone()).unwrap();
-        let mut first: Option<(String, Vec<u32>)> = None;
-        for (name, o) in paths(work.path()) {
-            let got = solve(&board, 40, &o).unwrap().answers;
-            let (first_name, want) = first.get_or_insert_with(|| (name.clone(), got.clone()));
-            assert_eq!(&got, want, "{cells:?}: {name} against {first_name}");
-        }
+        paths_agree(&Board::new(Shape::SQUARE3, cells).unwrap(), 40, work.path());
     }
     work.close().unwrap();
 }
@@ -88,13 +92,7 @@ fn the_4x4_to_depth_13_agrees_on_every_path() {
     let mut corner = vec![0; 16];
     corner[0] = 1;
     for cells in [vec![0; 16], corner] {
-        let board = Board::new(Shape::new(4, 4).unwrap(), cells.clone()).unwrap();
-        let mut first: Option<(String, Vec<u32>)> = None;
-        for (name, o) in paths(work.path()) {
-            let got = solve(&board, 13, &o).unwrap().answers;
-            let (first_name, want) = first.get_or_insert_with(|| (name.clone(), got.clone()));
-            assert_eq!(&got, want, "{cells:?}: {name} against {first_name}");
-        }
+        paths_agree(&Board::new(Shape::new(4, 4).unwrap(), cells).unwrap(), 13, work.path());
     }
     work.close().unwrap();
 }

@@ -57,41 +57,23 @@ pub fn hash(cells: &[u8]) -> u64 {
 
 /// Sum of final hashes mod 2^30, and the number of distinct boards at each depth.
 pub fn reference(cells: &[u8], rows: usize, cols: usize, depth: u32) -> (u32, Vec<usize>) {
-    let mut frontier: HashMap<Vec<u8>, u64> = HashMap::new();
-    frontier.insert(cells.to_vec(), 1);
-    let mut total = 0u64;
-    let mut distinct = vec![1];
-    for _ in 0..depth {
-        let mut next: HashMap<Vec<u8>, u64> = HashMap::new();
-        for (board, n) in frontier {
-            if board.iter().all(|&v| v != 0) {
-                total = (total + n * hash(&board)) % (1 << 30);
-                continue;
-            }
-            for m in moves(&board, rows, cols) {
-                *next.entry(m).or_insert(0) += n;
-            }
-        }
-        for n in next.values_mut() {
-            *n %= 1 << 30;
-        }
-        frontier = next;
-        distinct.push(frontier.len());
-    }
-    for (board, n) in frontier {
-        total = (total + n * hash(&board)) % (1 << 30);
-    }
-    (total as u32, distinct)
+    let (answers, distinct) = answers_and_boards(cells, rows, cols, depth);
+    (*answers.last().expect("depth 0 at least"), distinct)
 }
 
 /// The answer at every depth from 0 to `depth` (each the sum of `reference` at that depth),
 /// from one pass.
 pub fn answers(cells: &[u8], rows: usize, cols: usize, depth: u32) -> Vec<u32> {
+    answers_and_boards(cells, rows, cols, depth).0
+}
+
+/// The answer and the number of distinct boards at every depth from 0 to `depth`.
+fn answers_and_boards(cells: &[u8], rows: usize, cols: usize, depth: u32) -> (Vec<u32>, Vec<usize>) {
     let mut frontier: HashMap<Vec<u8>, u64> = HashMap::new();
     frontier.insert(cells.to_vec(), 1);
     // The hashes of paths ended on a full board so far.
     let mut ended = 0u64;
-    let mut out = Vec::new();
+    let (mut out, mut distinct) = (Vec::new(), vec![1]);
     for d in 0..=depth {
         let open: u64 = frontier.iter().map(|(b, &n)| n * hash(b) % (1 << 30)).sum();
         out.push(((ended + open) % (1 << 30)) as u32);
@@ -110,6 +92,7 @@ pub fn answers(cells: &[u8], rows: usize, cols: usize, depth: u32) -> Vec<u32> {
             }
         }
         frontier = next;
+        distinct.push(frontier.len());
     }
-    out
+    (out, distinct)
 }

@@ -29,8 +29,8 @@
 //!   records sent to the outbox), a block of chunks at a time.
 //!
 //! At the last depth nothing is generated: each position adds its counts times the summed
-//! hashes of its successors ([`Rules::successor_hashes`]); on rules with cheap successor
-//! hashes, the last two depths are one pass. Chunks, shards and partitions depend only on the
+//! hashes of its successors ([`Weights::end_successors`]); where those sums are cheap
+//! ([`Weights::cheap_successor_sums`]), the last two depths are one pass. Chunks, shards and partitions depend only on the
 //! data, and wrapping sums commute, so the answer (and every statistic) is the same for any
 //! number of threads and wherever the partitions live (a shared fill's table order may depend
 //! on the threads' timing; no result does).
@@ -324,7 +324,11 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             }
             let d = p.done;
             self.io = (0, 0);
-            if R::CHEAP_SUCCESSOR_HASHES && d + 2 == depth && !self.count_boards && !config.all_depths {
+            if self.weights.cheap_successor_sums::<R>()
+                && d + 2 == depth
+                && !self.count_boards
+                && !config.all_depths
+            {
                 // The last two depths in one pass: nothing stored.
                 for (mut stats, sum) in self.last_two(d)? {
                     add(&mut p.out.total, &self.as_lanes(&sum));
@@ -558,7 +562,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         // in memory, the shards of one set, each behind a lock (striped); else records go
         // through shards, a block at a time. A shared fill that overflows is redone: only
         // where the depth has one source.
-        let shared = parallel && single && Self::SHARED;
+        let shared = parallel && single && Self::SHARED && std::env::var_os("NOSHARED").is_none();
         let striped = parallel && single && !shared;
         let shard_bits = if striped {
             striped_bits(threads)

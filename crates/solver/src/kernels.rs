@@ -8,8 +8,8 @@
 //! * [`expand`] then [`insert`]: successors as records (canonical key and parent tag) bucketed by
 //!   the next frontier's shard, then each shard filled from every chunk's bucket (or, for
 //!   partitions kept elsewhere, their records sent to the outbox with their counts).
-//! * [`last`] and [`last_two`]: the last depth (and the two last, on rules with cheap successor
-//!   hashes) summed without storing anything.
+//! * [`last`] and [`last_two`]: the last depth (and the two last, where the successor sums
+//!   are cheap) summed without storing anything.
 //!
 //! Every kernel is `#[inline(always)]`: [`crate::dispatch`] compiles each once per instruction
 //! set. Full successors end their paths at once (`Chunk::acc`); nothing here knows where a
@@ -20,7 +20,7 @@ use frontier::{key_hash, shard_of, Frontier, Slot, Tally};
 use state::{Counts, PackedKey, Rules};
 
 use crate::home::{Outbox, Sender};
-use crate::weights::Weights;
+use crate::weights::{Weights, MANY_MAX};
 
 /// Room for the successors a kernel buffers ([`successor_buffer`]): those of one group of
 /// positions ([`Rules::MANY`] of them, [`Rules::BUFFER`] each), after a batch not yet full.
@@ -330,6 +330,10 @@ pub(crate) struct Striped<'a, 'b, K: PackedKey, C: Tally> {
     pub pending: &'a mut Stripes<K, C>,
 }
 
+/// How many full batches a [`Striped`] sink holds for a shard whose lock is taken before it
+/// waits for the lock.
+const WAIT_AT: usize = 4;
+
 /// A thread's pending batches for a [`Striped`] fill, one a shard, kept from chunk to chunk
 /// (and their memory from depth to depth).
 #[derive(Debug)]
@@ -354,7 +358,7 @@ impl<K: PackedKey, C: Tally> Stripes<K, C> {
         self.batches.resize_with(shards, Vec::new);
         for b in &mut self.batches {
             b.clear();
-            b.reserve(self.flush_at);
+            b.reserve(WAIT_AT * self.flush_at);
         }
     }
 }
@@ -383,7 +387,14 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for Striped<'_, '_, K, C> {
             let pending = &mut self.pending.batches[s];
             pending.push(item);
             if pending.len() >= flush_at {
-                insert_locked(&self.shards[s], pending);
+                // A shard another thread is filling is left for later (its batch grows)
+                // rather than waited for, up to `WAIT_AT` times a full batch.
+                if pending.len() >= WAIT_AT * flush_at {
+                    insert_locked(&self.shards[s], pending);
+                } else if let Ok(mut set) = self.shards[s].try_lock() {
+                    set.insert_many_hashed(pending, |r| r.0, |r| r.1, |r| r.2);
+                    pending.clear();
+                }
             }
         }
         true
@@ -394,9 +405,6 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for Striped<'_, '_, K, C> {
 /// their slots prefetched, and inserted (with their counts) as one batch: by the time the
 /// batch is inserted, its slots have arrived.
 const DIRECT_BATCH: usize = 192;
-
-/// The most positions [`Rules::successors_of_many`] takes at once, over all rules.
-const MANY_MAX: usize = 16;
 
 /// [`direct`]'s batch of successors: hash, canonical key and counts.
 pub(crate) type Batch<K, C> = Vec<(u64, K, C)>;
@@ -543,7 +551,7 @@ pub(crate) fn insert<R: Rules, W: Weights>(
 /// The last two depths over one chunk, the successors of its positions never canonicalised
 /// or stored: a full one ends its paths at once (`c.acc`, `c.ended_paths`), any other ends
 /// them through its own successors, whose hashes come summed from the tables
-/// ([`Rules::successor_hashes`], as in [`last`]) into `c.beyond`. A successor `s` of the
+/// ([`Weights::end_successors_of_many`], as in [`last`]) into `c.beyond`. A successor `s` of the
 /// stored `k` is reached as `g(s)` by the paths that reached `g(k)`, so the parent's counts
 /// apply to `s`'s own lanes unpermuted. `c.records` counts the successors that are not full
 /// (the records a stored depth would have made).
@@ -564,7 +572,6 @@ pub(crate) fn last_two<R: Rules, W: Weights>(
     let mut from = [0u32; SUCCESSORS];
     // Successors not full yet to be summed, each with its parent's slot.
     let (mut open, mut open_from) = ([R::Key::ZERO; MANY_MAX], [0u32; MANY_MAX]);
-    let mut hashes = [[0u32; 8]; MANY_MAX];
     let (mut acc, mut beyond, mut paths, mut records) = (W::Sum::zero(), W::Sum::zero(), 0u32, 0);
     let mut pending = 0;
     let mut positions = c.positions(cur);
@@ -579,36 +586,18 @@ pub(crate) fn last_two<R: Rules, W: Weights>(
                 (open[pending], open_from[pending]) = (s, i);
                 pending += 1;
                 if pending == R::MANY {
-                    let open = (&open[..pending], &open_from[..pending]);
-                    sum_open(rules, weights, parents, open, &mut hashes, &mut beyond);
+                    let count = |j: usize| *parents[open_from[j] as usize].count();
+                    weights.end_successors_of_many(rules, &mut beyond, &open[..pending], count);
                     records += pending;
                     pending = 0;
                 }
             }
         }
     }
-    sum_open(rules, weights, parents, (&open[..pending], &open_from[..pending]), &mut hashes, &mut beyond);
+    let count = |j: usize| *parents[open_from[j] as usize].count();
+    weights.end_successors_of_many(rules, &mut beyond, &open[..pending], count);
     records += pending;
     (c.acc, c.beyond, c.ended_paths, c.records) = (acc, beyond, paths, records);
-}
-
-/// Adds to `beyond` the paths through each successor `open.0[j]` (of parent slot
-/// `open.1[j]`) and on to its own successors ([`last_two`]'s step; a function, not a closure:
-/// a closure would not inherit the kernel's instruction set, and its intrinsics would be
-/// calls).
-#[inline(always)]
-fn sum_open<R: Rules, W: Weights>(
-    rules: &R,
-    weights: W,
-    parents: &[Slot<R::Key, W::Count>],
-    open: (&[R::Key], &[u32]),
-    hashes: &mut [Counts],
-    beyond: &mut W::Sum,
-) {
-    rules.successor_hashes_of_many(open.0, hashes);
-    for (h, &i) in hashes.iter().zip(open.1) {
-        weights.end(beyond, parents[i as usize].count(), h);
-    }
 }
 
 /// The last depth over one chunk: `c.acc` = Σ counts × summed successor hashes.
@@ -621,7 +610,7 @@ pub(crate) fn last<R: Rules, W: Weights>(
 ) {
     let mut acc = W::Sum::zero();
     for (_, k, n) in c.positions(cur) {
-        weights.end(&mut acc, n, &rules.successor_hashes(k));
+        weights.end_successors(rules, &mut acc, n, k);
     }
     c.acc = acc;
 }

@@ -19,6 +19,9 @@
 use frontier::Tally;
 use state::{mul_add, Counts, Rules, HASH_MASK};
 
+/// The most positions [`Rules::successors_of_many`] takes at once, over all rules.
+pub(crate) const MANY_MAX: usize = 16;
+
 /// A way of counting paths: what a stored position carries, how a successor's share is made
 /// from its parent's, and how ended paths add up to the answer.
 pub(crate) trait Weights: Copy + Send + Sync {
@@ -41,6 +44,26 @@ pub(crate) trait Weights: Copy + Send + Sync {
     /// Adds to `sum` the hashes of the paths with counts `n` at boards whose per-symmetry
     /// hashes are `hashes` (the lanes of [`Rules::hashes`] or [`Rules::successor_hashes`]).
     fn end(&self, sum: &mut Self::Sum, n: &Self::Count, hashes: &Counts);
+
+    /// Adds to `sum` the hashes of the paths with counts `n` at `s` continued by every move
+    /// from `s` (not full): [`Weights::end`] of its [`Rules::successor_hashes`], or what of
+    /// them the counts need.
+    fn end_successors<R: Rules>(&self, rules: &R, sum: &mut Self::Sum, n: &Self::Count, s: R::Key);
+
+    /// [`Weights::end_successors`] for up to [`Rules::MANY`] positions `keys[j]` at once, with
+    /// counts `counts(j)`.
+    fn end_successors_of_many<R: Rules>(
+        &self,
+        rules: &R,
+        sum: &mut Self::Sum,
+        keys: &[R::Key],
+        counts: impl Fn(usize) -> Self::Count,
+    );
+
+    /// True when summing the last depth from every successor of the depth before it
+    /// ([`Weights::end_successors_of_many`]) costs less than storing that depth: where the
+    /// rules' successor sums these counts need are cheap.
+    fn cheap_successor_sums<R: Rules>(&self) -> bool;
 
     /// The number of paths counts `n` stand for, modulo 2^32.
     fn paths(&self, n: &Self::Count) -> u32;
@@ -75,6 +98,30 @@ impl Weights for Lanes {
     #[inline(always)]
     fn end(&self, sum: &mut Counts, n: &Counts, hashes: &Counts) {
         mul_add(sum, n, hashes);
+    }
+
+    #[inline(always)]
+    fn end_successors<R: Rules>(&self, rules: &R, sum: &mut Counts, n: &Counts, s: R::Key) {
+        self.end(sum, n, &rules.successor_hashes(s));
+    }
+
+    #[inline(always)]
+    fn end_successors_of_many<R: Rules>(
+        &self,
+        rules: &R,
+        sum: &mut Counts,
+        keys: &[R::Key],
+        counts: impl Fn(usize) -> Counts,
+    ) {
+        let mut hashes = [[0u32; 8]; MANY_MAX];
+        rules.successor_hashes_of_many(keys, &mut hashes);
+        for (j, h) in hashes[..keys.len()].iter().enumerate() {
+            self.end(sum, &counts(j), h);
+        }
+    }
+
+    fn cheap_successor_sums<R: Rules>(&self) -> bool {
+        R::CHEAP_SUCCESSOR_HASHES
     }
 
     #[inline(always)]
@@ -142,6 +189,30 @@ impl Weights for Orbits {
     fn end(&self, sum: &mut u64, n: &u64, hashes: &Counts) {
         let all: u64 = hashes[..self.symmetries].iter().map(|&h| u64::from(h)).sum();
         *sum = sum.wrapping_add(n.wrapping_mul(all));
+    }
+
+    #[inline(always)]
+    fn end_successors<R: Rules>(&self, rules: &R, sum: &mut u64, n: &u64, s: R::Key) {
+        *sum = sum.wrapping_add(n.wrapping_mul(rules.successor_hash_total(s)));
+    }
+
+    #[inline(always)]
+    fn end_successors_of_many<R: Rules>(
+        &self,
+        rules: &R,
+        sum: &mut u64,
+        keys: &[R::Key],
+        counts: impl Fn(usize) -> u64,
+    ) {
+        let mut totals = [0u64; MANY_MAX];
+        rules.successor_hash_totals_of_many(keys, &mut totals);
+        for (j, &t) in totals[..keys.len()].iter().enumerate() {
+            *sum = sum.wrapping_add(counts(j).wrapping_mul(t));
+        }
+    }
+
+    fn cheap_successor_sums<R: Rules>(&self) -> bool {
+        R::CHEAP_SUCCESSOR_TOTALS
     }
 
     #[inline(always)]

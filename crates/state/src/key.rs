@@ -39,6 +39,12 @@ pub trait PackedKey:
     fn from_byte(b: u8, k: usize) -> Self;
     /// `self | self >> 1 | self >> 2`: bit `3i` is set when cell `i` is not empty.
     fn smear(self) -> Self;
+    /// The cell of the lowest set bit (`self` is not zero).
+    fn lowest_cell(self) -> usize;
+    /// `self` without its lowest set bit.
+    fn without_lowest(self) -> Self;
+    /// 64 bits of the key from cell `cell - before` on (zeroes stand for cells before cell 0).
+    fn window(self, cell: usize, before: usize) -> u64;
 }
 
 macro_rules! impl_packed {
@@ -65,6 +71,22 @@ macro_rules! impl_packed {
             #[inline(always)]
             fn smear(self) -> Self {
                 self | self >> 1 | self >> 2
+            }
+            #[inline(always)]
+            fn lowest_cell(self) -> usize {
+                self.trailing_zeros() as usize / 3
+            }
+            #[inline(always)]
+            fn without_lowest(self) -> Self {
+                self & self.wrapping_sub(1)
+            }
+            #[inline(always)]
+            fn window(self, cell: usize, before: usize) -> u64 {
+                if cell >= before {
+                    (self >> (3 * (cell - before))) as u64
+                } else {
+                    (self as u64) << (3 * (before - cell))
+                }
             }
         }
     )*};
@@ -153,6 +175,27 @@ impl PackedKey for U192 {
     #[inline(always)]
     fn smear(self) -> Self {
         self | self.shr(1) | self.shr(2)
+    }
+    #[inline(always)]
+    fn lowest_cell(self) -> usize {
+        let w = self.0.iter().position(|&w| w != 0).unwrap_or(2);
+        (64 * w + self.0[w].trailing_zeros() as usize) / 3
+    }
+    #[inline(always)]
+    fn without_lowest(self) -> Self {
+        let mut words = self.0;
+        if let Some(w) = words.iter_mut().find(|w| **w != 0) {
+            *w &= *w - 1;
+        }
+        U192(words)
+    }
+    #[inline(always)]
+    fn window(self, cell: usize, before: usize) -> u64 {
+        if cell >= before {
+            self.bits(3 * (cell - before))
+        } else {
+            self.0[0] << (3 * (before - cell))
+        }
     }
 }
 

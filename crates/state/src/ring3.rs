@@ -297,6 +297,15 @@ impl<B: Canon3> Rules for Ring3<B> {
     }
 
     #[inline(always)]
+    fn successor_hash_totals_of_many(&self, keys: &[u32], out: &mut [u64]) {
+        let mut lanes = [[0u32; 8]; MANY];
+        self.successor_hashes_of_many(keys, &mut lanes);
+        for (o, h) in out[..keys.len()].iter_mut().zip(&lanes) {
+            *o = h.iter().map(|&x| u64::from(x)).sum();
+        }
+    }
+
+    #[inline(always)]
     fn hashes(&self, s: u32) -> Counts {
         let (a, b, c) = (
             &HASH[0][(s & 511) as usize],

@@ -145,6 +145,35 @@ pub trait Rules: Sync + Send {
         successor_hashes_one_by_one(self, keys, out)
     }
 
+    /// The sum of lanes `0..symmetries()` of [`Rules::successor_hashes`], modulo 2^64: what a
+    /// search whose positions carry one orbit mass needs of a position's successors. Congruent
+    /// modulo 2^32 to the sum of the wrapped lanes (the default computes it so); a sum over
+    /// positions closed under the symmetries then differs by a multiple of `2^32 · |G|`
+    /// either way, which the orbit sums' division by `|G|` leaves out of the answer's bits.
+    #[inline(always)]
+    fn successor_hash_total(&self, s: Self::Key) -> u64 {
+        let h = self.successor_hashes(s);
+        h[..self.symmetries()].iter().map(|&x| u64::from(x)).sum()
+    }
+
+    /// [`Rules::successor_hash_total`] of up to [`Rules::MANY`] positions at once, into
+    /// `out[..keys.len()]`. No key may be full.
+    ///
+    /// # Panics
+    /// If `keys` is longer than `MANY` or `out` shorter than `keys`.
+    #[inline(always)]
+    fn successor_hash_totals_of_many(&self, keys: &[Self::Key], out: &mut [u64]) {
+        assert!(keys.len() <= Self::MANY);
+        for (o, &k) in out[..keys.len()].iter_mut().zip(keys) {
+            *o = self.successor_hash_total(k);
+        }
+    }
+
+    /// [`Rules::CHEAP_SUCCESSOR_HASHES`] for [`Rules::successor_hash_total`]: true when a
+    /// search whose positions carry one orbit mass sums the last depth from every successor
+    /// of the depth before it.
+    const CHEAP_SUCCESSOR_TOTALS: bool = Self::CHEAP_SUCCESSOR_HASHES;
+
     /// True when [`Rules::successor_hashes`] costs less than canonicalising and storing a
     /// position does. A search then sums the last depth from every successor of the depth
     /// before it, which it never stores, instead of from that depth's distinct positions: a

@@ -242,19 +242,28 @@ fn shared_fill_agrees_with_one_thread() {
     }
 }
 
-/// The 3x3 fast path sums its last two depths in one pass (nothing stored at the one before
-/// the last), on one thread or, past the parallel threshold, several; asking for every
-/// depth's answer stores every depth instead. All must agree, statistics included.
+/// The 3x3 fast path (8 lanes or orbit masses) and the general grid with orbit masses sum
+/// their last two depths in one pass (nothing stored at the one before the last), on one
+/// thread or, past the parallel threshold, several; asking for every depth's answer stores
+/// every depth instead. All must agree, statistics included.
 #[test]
 fn last_two_depths_in_one_pass_agree() {
-    for cells in [[0u8; 9], [1, 0, 0, 0, 0, 0, 0, 0, 0]] {
-        let board = Board::new(Shape::SQUARE3, cells.to_vec()).unwrap();
+    let mut corner = vec![0u8; 9];
+    corner[0] = 1;
+    for (shape, cells, depth) in [
+        (Shape::SQUARE3, vec![0u8; 9], 24),
+        (Shape::SQUARE3, corner, 24),
+        (Shape::new(4, 4).unwrap(), vec![0u8; 16], 12),
+    ] {
+        let board = Board::new(shape, cells).unwrap();
         let run = |threads, all_depths| {
-            solve(&board, 24, &Options { threads: Some(threads), all_depths, ..Options::default() }).unwrap()
+            solve(&board, depth, &Options { threads: Some(threads), all_depths, ..Options::default() })
+                .unwrap()
         };
         let (one, two, stored) = (run(1, false), run(2, false), run(2, true));
-        assert!(one.stats[22].states >= 1 << 15, "frontier too small to share out");
-        assert_eq!((one.stats[23].states, one.stats[23].depth), (0, 23), "depth 23 is not stored");
+        let last = depth as usize - 1;
+        assert!(one.stats[last - 1].states >= 1 << 15, "frontier too small to share out");
+        assert_eq!((one.stats[last].states, one.stats[last].depth), (0, depth - 1), "not stored");
         assert_eq!(one.answer, stored.answer);
         assert_eq!(two.answer, stored.answer);
         let key = |a: &solver::Answer| -> Vec<(u32, u64, u64, u32, u32)> {

@@ -1,6 +1,6 @@
 //! Boards of any shape: row-major packing, tables built once per shape at start-up.
 
-use tables::captures::{PATTERN_SUMS, PLACEMENTS};
+use tables::captures::{NUM_PATTERNS, PATTERN_SUMS, PLACEMENTS};
 use tables::geometry::{Geometry, MAX_CELLS, NO_CELL};
 
 use crate::canon::{Portable, Wide};
@@ -43,17 +43,23 @@ pub struct Grid<K: PackedKey> {
     /// `byte_totals[256k + b]`: the sum over the symmetries of `byte_hashes[256k + b]`,
     /// exact (not wrapped in 32 bits).
     byte_totals: Vec<u64>,
-    /// `total_weight[i]`: the sum over the symmetries `g` of `weight[i][g]`.
-    total_weight: [u64; MAX_CELLS],
-    /// `side_weight[i][k]`: `total_weight` of the neighbour of cell `i` on side `k` (up,
-    /// left, right, down), 0 where there is none.
-    side_weight: [[u64; 4]; MAX_CELLS],
     /// `side_mask[i]`: the bits of a [`Grid::side_pattern`] window that hold neighbours of
     /// cell `i` (the window's left and right cells are the rows' ends for cells at the ends).
     side_mask: [u16; MAX_CELLS],
+    /// `side_cell[i][k]`: the bits of the neighbour of cell `i` on side `k`, none where there
+    /// is none.
+    side_cell: [[K; 4]; MAX_CELLS],
     /// True when a window of 64 bits holds every neighbour of a cell (up to 10 columns).
     windowed: bool,
+    /// `move_sums[4096 i + x]` (with a window), for cell `i` empty with pattern by side `x`:
+    /// over its moves, the sum of what each adds to the hash total (summed over the
+    /// symmetries) of the board, shifted left by [`MOVE_BITS`], plus the number of moves.
+    move_sums: Vec<u64>,
 }
+
+/// Low bits of a [`Grid`]'s `move_sums` entry that count moves: more than the moves of all
+/// the empty cells of a board together (at most 11 a cell, 64 cells).
+const MOVE_BITS: u32 = 10;
 
 impl<K: PackedKey> Grid<K> {
     /// The rules of `shape` with hot loops compiled for `level` (falling back to
@@ -103,16 +109,31 @@ impl<K: PackedKey> Grid<K> {
         let total_weight: [u64; MAX_CELLS] =
             std::array::from_fn(|i| weight[i].iter().map(|&w| u64::from(w)).sum());
         let (mut side_weight, mut side_mask) = ([[0u64; 4]; MAX_CELLS], [0u16; MAX_CELLS]);
+        let mut side_cell = [[K::ZERO; 4]; MAX_CELLS];
         for i in 0..cells {
             for k in 0..4 {
                 let n = geo.neighbours[i][k];
                 if n != NO_CELL {
                     side_weight[i][k] = total_weight[n as usize];
                     side_mask[i] |= 7 << (3 * k);
+                    side_cell[i][k] = K::place(7, n as usize);
                 }
             }
         }
         let windowed = shape.cols() >= 2 && 6 * shape.cols() + 3 <= 64;
+        let mut move_sums = Vec::new();
+        if windowed {
+            for i in 0..cells {
+                for x in 0..NUM_PATTERNS {
+                    let p = &PATTERN_SUMS[x & side_mask[i] as usize];
+                    let mut v = u64::from(p.dice).wrapping_mul(total_weight[i]);
+                    for k in 0..4 {
+                        v = v.wrapping_sub(u64::from(p.captured[k]).wrapping_mul(side_weight[i][k]));
+                    }
+                    move_sums.push(v << MOVE_BITS | u64::from(p.moves));
+                }
+            }
+        }
         let isa = Isa::new(level).unwrap_or(Isa::Portable);
         Grid {
             shape,
@@ -129,10 +150,10 @@ impl<K: PackedKey> Grid<K> {
             images,
             byte_hashes,
             byte_totals,
-            total_weight,
-            side_weight,
             side_mask,
+            side_cell,
             windowed,
+            move_sums,
         }
     }
 
@@ -231,8 +252,29 @@ impl<K: PackedKey> Rules for Grid<K> {
         std::array::from_fn(|h| counts[p[h] as usize])
     }
 
+    /// With a window ([`Grid::side_pattern`]): the empty cells found by their bits, each
+    /// one's moves listed by its pattern by side, a captured neighbour cleared through its
+    /// side's bits. Else a cell at a time.
     #[inline(always)]
     fn successors(&self, s: K, mut f: impl FnMut(K)) {
+        if self.windowed {
+            let mut empty = self.low ^ (s.smear() & self.low);
+            while empty != K::ZERO {
+                let i = empty.lowest_cell();
+                empty = empty.without_lowest();
+                let sides = &self.side_cell[i];
+                for m in PLACEMENTS[self.side_pattern(s, i)].as_slice() {
+                    let mut t = s | K::place(m.die, i);
+                    let mut captured = m.captured;
+                    while captured != 0 {
+                        t = t ^ (s & sides[captured.trailing_zeros() as usize]);
+                        captured &= captured - 1;
+                    }
+                    f(t);
+                }
+            }
+            return;
+        }
         for i in 0..self.cells {
             if s.cell(i) != 0 {
                 continue;
@@ -287,10 +329,11 @@ impl<K: PackedKey> Rules for Grid<K> {
         std::array::from_fn(|g| sum[g].wrapping_add(moves.wrapping_mul(h[g])))
     }
 
-    /// One number where [`Rules::successor_hashes`] makes 8 lanes, exact modulo 2^64: the
-    /// weights are summed over the symmetries beforehand, the empty cells found by their
-    /// bits (not by a branch a cell), and each one's pattern read by its side
-    /// ([`Grid::side_pattern`]) without a branch on which neighbours it has.
+    /// One number where [`Rules::successor_hashes`] makes 8 lanes, exact modulo
+    /// `2^(64 - MOVE_BITS)` (the orbit sums need 33 bits): the empty cells are found by their
+    /// bits (not by a branch a cell), and each one's moves add one entry of `move_sums`,
+    /// found by the cell and its pattern by side ([`Grid::side_pattern`]), which holds what
+    /// they add to the board's hash total and how many they are.
     #[inline(always)]
     fn successor_hash_total(&self, s: K) -> u64 {
         if !self.windowed {
@@ -298,19 +341,14 @@ impl<K: PackedKey> Rules for Grid<K> {
             return h.iter().map(|&x| u64::from(x)).sum();
         }
         let mut empty = self.low ^ (s.smear() & self.low);
-        let (mut moves, mut sum) = (0u64, 0u64);
+        let mut acc = 0u64;
         while empty != K::ZERO {
             let i = empty.lowest_cell();
             empty = empty.without_lowest();
-            let p = &PATTERN_SUMS[self.side_pattern(s, i)];
-            let w = &self.side_weight[i];
-            moves += u64::from(p.moves);
-            sum = sum.wrapping_add(u64::from(p.dice).wrapping_mul(self.total_weight[i]));
-            for k in 0..4 {
-                sum = sum.wrapping_sub(u64::from(p.captured[k]).wrapping_mul(w[k]));
-            }
+            acc = acc.wrapping_add(self.move_sums[NUM_PATTERNS * i + self.side_pattern(s, i)]);
         }
-        sum.wrapping_add(moves.wrapping_mul(self.hash_total(s)))
+        let moves = acc & ((1 << MOVE_BITS) - 1);
+        (acc >> MOVE_BITS).wrapping_add(moves.wrapping_mul(self.hash_total(s)))
     }
 
     const CHEAP_SUCCESSOR_TOTALS: bool = true;

@@ -145,11 +145,13 @@ pub trait Rules: Sync + Send {
         successor_hashes_one_by_one(self, keys, out)
     }
 
-    /// The sum of lanes `0..symmetries()` of [`Rules::successor_hashes`], modulo 2^64: what a
-    /// search whose positions carry one orbit mass needs of a position's successors. Congruent
-    /// modulo 2^32 to the sum of the wrapped lanes (the default computes it so); a sum over
-    /// positions closed under the symmetries then differs by a multiple of `2^32 · |G|`
-    /// either way, which the orbit sums' division by `|G|` leaves out of the answer's bits.
+    /// The sum of lanes `0..symmetries()` of [`Rules::successor_hashes`]: what a search whose
+    /// positions carry one orbit mass needs of a position's successors. Lane `g` is a
+    /// function of the board `g(s)` alone (its successors' hashes summed modulo 2^32); so must
+    /// each term of this sum be, congruent to that lane modulo 2^32 (the default adds the
+    /// wrapped lanes; an implementation may add exact ones). Summed over positions closed under the symmetries and weighted by orbit masses,
+    /// any such choice gives `|G|` times the same value modulo `2^32 · |G|`, and the orbit
+    /// sums' division by `|G|` keeps 32 exact bits of it. Needed modulo 2^33 at least.
     #[inline(always)]
     fn successor_hash_total(&self, s: Self::Key) -> u64 {
         let h = self.successor_hashes(s);

@@ -125,6 +125,55 @@ fn move_generation(c: &mut Criterion) {
         bench.iter(|| boards.iter().fold(0u32, |a, &s| a.wrapping_add(ring.successor_hashes(s)[0])))
     });
     g.finish();
+
+    // The general grid's successors and successor sums: 8 lanes (any start) against one total
+    // (orbit masses), on 4x4 (u64) and 5x5 (u128) boards about half full.
+    fn grid_moves<K: state::PackedKey>(c: &mut Criterion, name: &str, rows: usize, cols: usize) {
+        let grid = Grid::<K>::new(Shape::new(rows, cols).unwrap(), Level::Portable);
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let boards: Vec<K> = (0..1 << 14)
+            .map(|_| {
+                let cells: Vec<u8> = (0..rows * cols)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        if x.is_multiple_of(2) {
+                            0
+                        } else {
+                            (x >> 8) as u8 % 6 + 1
+                        }
+                    })
+                    .collect();
+                state::pack(&cells)
+            })
+            .filter(|&s| !grid.is_full(s))
+            .collect();
+        let mut g = c.benchmark_group(name);
+        g.throughput(Throughput::Elements(boards.len() as u64));
+        g.bench_function("successors", |bench| {
+            bench.iter(|| {
+                let mut n = 0u32;
+                for &s in &boards {
+                    grid.successors(black_box(s), |_| n += 1);
+                }
+                n
+            })
+        });
+        g.bench_function("successor_hashes (8 lanes)", |bench| {
+            bench.iter(|| {
+                boards.iter().fold(0u32, |a, &s| a.wrapping_add(grid.successor_hashes(black_box(s))[0]))
+            })
+        });
+        g.bench_function("successor_hash_total", |bench| {
+            bench.iter(|| {
+                boards.iter().fold(0u64, |a, &s| a.wrapping_add(grid.successor_hash_total(black_box(s))))
+            })
+        });
+        g.finish();
+    }
+    grid_moves::<u64>(c, "moves4x4", 4, 4);
+    grid_moves::<u128>(c, "moves5x5", 5, 5);
 }
 
 fn frontier_insert(c: &mut Criterion) {

@@ -147,6 +147,10 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
     let empty4 = "16\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n";
     let random5 = "8\n0 0 3 0 0\n0 1 0 0 0\n0 0 0 0 2\n4 0 0 0 0\n0 0 0 1 0\n";
     let empty4_18 = "18\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n";
+    let empty4_20 = "20\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n";
+    let empty5_12 = "12\n0 0 0 0 0\n0 0 0 0 0\n0 0 0 0 0\n0 0 0 0 0\n0 0 0 0 0\n";
+    let corner3 = "40\n1 0 0\n0 0 0\n0 0 0\n";
+    let edge3 = "40\n0 1 0\n0 0 0\n0 0 0\n";
     Ok(vec![
         public12,
         Workload::one("empty3x3-d40", empty3).expect("503115192"),
@@ -163,6 +167,13 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
             "1",
             "--lanes",
         ]),
+        Workload::one("corner3x3-d40", corner3).expect("4932872"),
+        Workload::one("corner3x3-d40-1thread", corner3).args(&["--threads", "1"]).expect("4932872"),
+        Workload::one("corner3x3-d40 (vs 1 thread)", corner3).against(&["--threads", "1"]),
+        Workload::one("edge3x3-d40", edge3).expect("48694429"),
+        Workload::one("edge3x3-d40 (vs 1 thread)", edge3).against(&["--threads", "1"]),
+        Workload::one("empty5x5-d12", empty5_12).general().memory().expect("686111104"),
+        Workload::one("empty4x4-d20", empty4_20).general().memory().expect("276704540"),
         Workload::one("random5x5-d8", random5).general(),
         Workload::one("random5x5-d8 (vs 1 thread)", random5).against(&["--threads", "1"]),
         Workload::one("empty3x3-d40 --memory-limit 2M (vs in memory)", empty3)
@@ -208,7 +219,7 @@ struct Row {
     /// The yardstick's or the baseline configuration's times.
     yardstick: Option<Summary>,
     /// Peak resident memory (MiB) of ours and of the baseline, when measured.
-    memory: Option<(f64, f64)>,
+    memory: Option<(f64, Option<f64>)>,
 }
 
 /// Peak resident memory in MiB of one run of `exe` with `args` and `--json`, from the
@@ -308,7 +319,12 @@ fn measure(w: &Workload, ours: &Ours, yardstick: Option<&Path>, runs: usize) -> 
         }
     }
     let memory = if w.memory {
-        Some((peak_mib(ours, w.args, &w.inputs[0])?, peak_mib(ours, base_args, &w.inputs[0])?))
+        // The baseline's only where it is our solver in another configuration.
+        let base = match w.baseline {
+            Some(_) => Some(peak_mib(ours, base_args, &w.inputs[0])?),
+            None => None,
+        };
+        Some((peak_mib(ours, w.args, &w.inputs[0])?, base))
     } else {
         None
     };
@@ -390,7 +406,10 @@ fn table(rows: &[Row]) -> String {
             Some(y) => (format!("{:.1}", y.median), y.spread(), format!("{:.2}", r.ours.median / y.median)),
             None => ("—".into(), "—".into(), "—".into()),
         };
-        let memory = r.memory.map_or("—".to_string(), |(a, b)| format!("{a:.0} / {b:.0}"));
+        let memory = r.memory.map_or("—".to_string(), |(a, b)| match b {
+            Some(b) => format!("{a:.0} / {b:.0}"),
+            None => format!("{a:.0} / —"),
+        });
         writeln!(
             out,
             "| {} | {:.1} | {} | {median} | {spread} | {ratio} | {memory} |",

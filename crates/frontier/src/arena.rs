@@ -16,6 +16,34 @@ pub const DEFAULT_RESERVE_BYTES: usize = 256 << 20;
 /// table, and small runs keep their small pages.
 const HUGE_BYTES: usize = 2 << 20;
 
+/// How the arrays of a set are prepared, on the caller's terms (a thread pool, say):
+/// cleared, and their fresh pages pre-faulted. [`Serial`] does both on the calling thread.
+pub trait Zeroer {
+    /// Sets every item of `items` to `zero` (an all-zero value).
+    fn zero<T: Copy + Send + Sync>(&self, items: &mut [T], zero: T);
+
+    /// Calls `f(i)` for every `i` in `0..pieces`, in any order, on any threads: how the fresh
+    /// pages of a grown array are pre-faulted, a piece each (on a virtual machine, the first
+    /// touch of a page costs as much as writing it several times).
+    fn each_piece(&self, pieces: usize, f: &(dyn Fn(usize) + Sync)) {
+        (0..pieces).for_each(f);
+    }
+}
+
+/// A [`Zeroer`] that works on the calling thread.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Serial;
+
+impl Zeroer for Serial {
+    fn zero<T: Copy + Send + Sync>(&self, items: &mut [T], zero: T) {
+        items.fill(zero);
+    }
+}
+
+/// Bytes of fresh pages pre-faulted as one piece ([`Zeroer::each_piece`]): a whole number of
+/// huge pages.
+const POPULATE_PIECE: usize = 16 << 20;
+
 /// An array of `T` (any plain data that zero bytes make valid) whose length can change within
 /// a reserved anonymous memory map (memmap2).
 ///
@@ -65,6 +93,11 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// Sets the length to `len`. Elements past the old length are zero if never written
     /// before, else hold their old values.
     pub fn resize(&mut self, len: usize) {
+        self.resize_by(len, &Serial);
+    }
+
+    /// [`MmapArray::resize`], fresh pages pre-faulted through `zeroer`.
+    fn resize_by(&mut self, len: usize, zeroer: &impl Zeroer) {
         if len > self.reserved() {
             let size = std::mem::size_of::<T>().max(1);
             let bytes = len.checked_mul(size).expect("array size overflows");
@@ -93,7 +126,7 @@ impl<T: Zeroable + Copy> MmapArray<T> {
             self.touched = self.len;
         }
         if len > self.populated {
-            self.populate(self.populated, len);
+            self.populate(self.populated, len, zeroer);
         }
         self.len = len;
         self.touched = self.touched.max(len);
@@ -102,18 +135,23 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// Sets the length to `len` with every element zero, writing only the elements that may
     /// have been written before (fresh pages are zero already): the same as
     /// [`MmapArray::resize`] then filling with zeroes, at most half the work when growing.
-    /// `zero` does the writing, on the slices it is given (say, on a thread pool).
-    pub fn resize_zeroed_with(&mut self, len: usize, zero: impl FnOnce(&mut [T])) {
+    /// `zeroer` does the writing and the pre-faulting (on a thread pool, say).
+    pub fn resize_zeroed_with(&mut self, len: usize, zeroer: &impl Zeroer)
+    where
+        T: Send + Sync,
+    {
         let dirty = self.touched.min(len);
-        self.resize(len);
-        zero(&mut self.as_mut_slice()[..dirty]);
+        self.resize_by(len, zeroer);
+        zeroer.zero(&mut self.as_mut_slice()[..dirty], T::zeroed());
     }
 
-    /// Pre-faults the pages of elements `from..to` in one system call (Linux 5.14+), instead of
-    /// one page fault per page when they are first written: much cheaper, and it keeps the
-    /// kernel's page-fault locks out of the parallel phases. Ranges under 64 KiB are left to
-    /// fault (a system call each would cost more). A hint: errors are ignored.
-    fn populate(&mut self, from: usize, to: usize) {
+    /// Pre-faults the pages of elements `from..to` (Linux 5.14+), a piece of
+    /// [`POPULATE_PIECE`] bytes a system call, through `zeroer` (pieces may go at once on
+    /// several threads), instead of one page fault per page when they are first written:
+    /// much cheaper, and it keeps the kernel's page-fault locks out of the parallel phases.
+    /// Ranges under 64 KiB are left to fault (a system call each would cost more). A hint:
+    /// errors are ignored.
+    fn populate(&mut self, from: usize, to: usize, zeroer: &impl Zeroer) {
         #[cfg(target_os = "linux")]
         if let Some(map) = &self.map {
             const PAGE: usize = 4096;
@@ -128,12 +166,16 @@ impl<T: Zeroable + Copy> MmapArray<T> {
                     let _ = map.advise(memmap2::Advice::HugePage);
                     self.huge = true;
                 }
-                let _ = map.advise_range(memmap2::Advice::PopulateWrite, start, end - start);
+                zeroer.each_piece((end - start).div_ceil(POPULATE_PIECE), &|i| {
+                    let a = start + i * POPULATE_PIECE;
+                    let b = (a + POPULATE_PIECE).min(end);
+                    let _ = map.advise_range(memmap2::Advice::PopulateWrite, a, b - a);
+                });
                 self.populated = to;
             }
         }
         #[cfg(not(target_os = "linux"))]
-        let _ = (from, to);
+        let _ = (from, to, zeroer);
     }
 
     /// Number of elements.
@@ -189,13 +231,13 @@ mod tests {
         a.as_mut_slice().fill(7);
         a.resize(4);
         for len in [3, 20, 100_000] {
-            a.resize_zeroed_with(len, |s| s.fill(0));
+            a.resize_zeroed_with(len, &Serial);
             assert!(a.as_slice().iter().all(|&x| x == 0), "length {len}");
             a.as_mut_slice().fill(9);
         }
         // Past the reservation (a new map, the live prefix copied).
         let big = DEFAULT_RESERVE_BYTES / 4 + 10;
-        a.resize_zeroed_with(big, |s| s.fill(0));
+        a.resize_zeroed_with(big, &Serial);
         assert!(a.as_slice().iter().all(|&x| x == 0));
     }
 

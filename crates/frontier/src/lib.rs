@@ -44,9 +44,10 @@ mod shared;
 pub mod spill;
 
 pub use arena::MmapArray;
+pub use arena::{Serial, Zeroer};
 pub use hash::key_hash;
 pub use prefetch::prefetch;
-pub use set::{CountSet, Entries, Serial, Slot, Zeroer};
+pub use set::{CountSet, Entries, Slot};
 pub use shared::{Claim, Overflow, SharedSet};
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};

@@ -7,7 +7,7 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::Tally;
 
-use crate::arena::MmapArray;
+use crate::arena::{MmapArray, Serial, Zeroer};
 use crate::hash::key_hash;
 use crate::prefetch::prefetch;
 
@@ -33,23 +33,6 @@ const DENSE_SLOTS_PER_KEY: usize = 2;
 
 /// The largest dense table kept at load up to 1/2 (256 KiB of element numbers).
 const DENSE_SMALL_SLOTS: usize = 1 << 16;
-
-/// Clears the arrays of a set (fills them with zeroes), on the caller's terms: a thread pool,
-/// say. [`Serial`] does it on the calling thread.
-pub trait Zeroer {
-    /// Sets every item of `items` to `zero` (an all-zero value).
-    fn zero<T: Copy + Send + Sync>(&self, items: &mut [T], zero: T);
-}
-
-/// A [`Zeroer`] that clears on the calling thread.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Serial;
-
-impl Zeroer for Serial {
-    fn zero<T: Copy + Send + Sync>(&self, items: &mut [T], zero: T) {
-        items.fill(zero);
-    }
-}
 
 /// One slot of a [`CountSet`]'s table: empty, or a key with its counts.
 ///
@@ -254,9 +237,9 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     fn make_table(&mut self, slots: usize, zero: &impl Zeroer) {
         debug_assert!(slots.is_power_of_two());
         if Self::INLINE {
-            self.slots.resize_zeroed_with(slots, |t| zero.zero(t, Slot::empty()));
+            self.slots.resize_zeroed_with(slots, zero);
         } else {
-            self.index.resize_zeroed_with(slots, |t| zero.zero(t, 0));
+            self.index.resize_zeroed_with(slots, zero);
             // Element 0 is the sentinel.
             self.slots.resize(Self::max_keys(slots) + 1);
         }

@@ -562,7 +562,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         // in memory, the shards of one set, each behind a lock (striped); else records go
         // through shards, a block at a time. A shared fill that overflows is redone: only
         // where the depth has one source.
-        let shared = parallel && single && Self::SHARED && std::env::var_os("NOSHARED").is_none();
+        let shared = parallel && single && Self::SHARED;
         let striped = parallel && single && !shared;
         let shard_bits = if striped {
             striped_bits(threads)
@@ -882,7 +882,8 @@ fn for_each_mut<T: Send>(parallel: bool, items: &mut [T], f: impl Fn(usize, &mut
     }
 }
 
-/// Clears a set's table on the thread pool when `.0`, else on the calling thread.
+/// Clears a set's table and pre-faults its fresh pages on the thread pool when `.0`, else on
+/// the calling thread.
 struct PoolZeroer(bool);
 
 impl frontier::Zeroer for PoolZeroer {
@@ -891,6 +892,14 @@ impl frontier::Zeroer for PoolZeroer {
             items.par_chunks_mut((256 << 10) / std::mem::size_of::<T>().max(1)).for_each(|s| s.fill(zero));
         } else {
             items.fill(zero);
+        }
+    }
+
+    fn each_piece(&self, pieces: usize, f: &(dyn Fn(usize) + Sync)) {
+        if self.0 && pieces > 1 {
+            (0..pieces).into_par_iter().for_each(f);
+        } else {
+            (0..pieces).for_each(f);
         }
     }
 }

@@ -319,8 +319,9 @@ impl<K: PackedKey, C: Tally, S: Sink<K, C>> Sink<K, C> for Routed<'_, K, C, S> {
 /// A thread's [`Sink`] into a next frontier that several threads fill at once, one shard
 /// behind each lock ([`Striped`]): successors wait in the thread's pending batch of their shard
 /// ([`Stripes`]), and a batch that is full goes into its shard in one insertion under the
-/// shard's lock (its slots prefetched a few items ahead). Any key and any counts: nothing is
-/// atomic but the locks, taken once a batch.
+/// shard's lock (its slots prefetched a few items ahead); while another thread holds that lock
+/// the batch grows instead, up to [`WAIT_AT`] full batches, and only then waits for it. Any
+/// key and any counts: nothing is atomic but the locks, taken once a batch.
 pub(crate) struct Striped<'a, 'b, K: PackedKey, C: Tally> {
     /// The next frontier's shards.
     pub shards: &'a [std::sync::Mutex<&'b mut frontier::CountSet<K, C>>],

@@ -8,7 +8,8 @@ use memmap2::{MmapMut, MmapOptions};
 
 /// Address space reserved by a new array unless it asks for more: 256 MiB. Pages cost nothing
 /// until touched (the map does not reserve swap), so arrays grow within it without remapping
-/// or copying, and the pages a run has touched stay mapped for the next use.
+/// or copying, and the pages a run has touched stay mapped for the next use (unless the array
+/// shrinks by a megabyte or more).
 pub const DEFAULT_RESERVE_BYTES: usize = 256 << 20;
 
 /// Pre-faulting at least this many bytes at once asks for transparent huge pages (Linux,
@@ -40,6 +41,10 @@ impl Zeroer for Serial {
     }
 }
 
+/// Bytes of pages past its new length an array must leave behind, at least, for a shrink
+/// to give them back to the system.
+const RELEASE_BYTES: usize = 1 << 20;
+
 /// Bytes of fresh pages pre-faulted as one piece ([`Zeroer::each_piece`]): a whole number of
 /// huge pages.
 const POPULATE_PIECE: usize = 16 << 20;
@@ -48,7 +53,8 @@ const POPULATE_PIECE: usize = 16 << 20;
 /// a reserved anonymous memory map (memmap2).
 ///
 /// * Fresh pages read as zero; pages keep whatever was written to them when the array
-///   shrinks and grows again (callers that need zeroes after a shrink clear them).
+///   shrinks a little and grows again (callers that need zeroes after a shrink clear them);
+///   a shrink that leaves a megabyte or more of pages behind gives them back to the system.
 /// * Growing past the reservation maps a larger region and copies the live prefix.
 #[derive(Debug)]
 pub struct MmapArray<T: Zeroable + Copy> {
@@ -128,8 +134,42 @@ impl<T: Zeroable + Copy> MmapArray<T> {
         if len > self.populated {
             self.populate(self.populated, len, zeroer);
         }
+        if len < self.len {
+            self.release_past(len);
+        }
         self.len = len;
         self.touched = self.touched.max(len);
+    }
+
+    /// Gives the pages wholly past element `len` back to the system when they are
+    /// [`RELEASE_BYTES`] or more (a set cut to a small table lets a partitioned depth's memory
+    /// go): they read as zero again, fresh. Linux only (elsewhere they stay).
+    fn release_past(&mut self, len: usize) {
+        #[cfg(target_os = "linux")]
+        if let Some(map) = &self.map {
+            const PAGE: usize = 4096;
+            let size = std::mem::size_of::<T>().max(1);
+            let start = (len * size).div_ceil(PAGE) * PAGE;
+            let end = (self.touched * size).min(map.len());
+            if end >= start + RELEASE_BYTES {
+                // SAFETY: the range holds only elements at or past `len` (it starts on the
+                // first page boundary at or after element `len`), which the array is about to
+                // stop handing out: `&mut self` means no slice of them is alive, and they are
+                // read again only after a later `resize` hands them out, as zero (what
+                // `MADV_DONTNEED` makes an anonymous private page read as), a valid `T`
+                // (`Zeroable`).
+                let done = unsafe {
+                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+                };
+                if done.is_ok() {
+                    // Elements before `start` keep what they held; those after are fresh.
+                    self.touched = start / size;
+                    self.populated = self.populated.min(start / size);
+                }
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = len;
     }
 
     /// Sets the length to `len` with every element zero, writing only the elements that may
@@ -238,6 +278,28 @@ mod tests {
         // Past the reservation (a new map, the live prefix copied).
         let big = DEFAULT_RESERVE_BYTES / 4 + 10;
         a.resize_zeroed_with(big, &Serial);
+        assert!(a.as_slice().iter().all(|&x| x == 0));
+    }
+
+    /// A shrink that leaves megabytes behind gives those pages back: the elements kept keep
+    /// their values, those handed out again read as zero (`resize` promises only that for
+    /// fresh pages; these are fresh again), and clearing still clears.
+    #[test]
+    fn a_large_shrink_gives_pages_back() {
+        let n = 4 << 20;
+        let mut a = MmapArray::<u32>::zeroed(n);
+        a.as_mut_slice().fill(7);
+        a.resize(1000);
+        assert!(a.as_slice().iter().all(|&x| x == 7));
+        #[cfg(target_os = "linux")]
+        {
+            let kept = a.touched;
+            assert!(kept < 2048, "the pages past the first one were not given back");
+            a.resize(n);
+            assert!(a.as_slice()[..1000].iter().all(|&x| x == 7));
+            assert!(a.as_slice()[kept..].iter().all(|&x| x == 0));
+        }
+        a.resize_zeroed_with(n, &Serial);
         assert!(a.as_slice().iter().all(|&x| x == 0));
     }
 

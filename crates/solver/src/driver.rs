@@ -589,6 +589,10 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             Ok(())
         })?;
         let states_home = self.next.len() as u64;
+        if outbox.is_some() {
+            // The source is done with: its memory goes back before the merge sets take theirs.
+            self.cur.reset(0, 0);
+        }
         // The partitions on disk: merged, counted, written as the next depth's files.
         let t_merge = Instant::now();
         let (away, away_sum, away_boards) = match outbox {

@@ -252,7 +252,7 @@ impl<K: PackedKey> Rules for Grid<K> {
         std::array::from_fn(|h| counts[p[h] as usize])
     }
 
-    /// With a window ([`Grid::side_pattern`]): the empty cells found by their bits, each
+    /// With a window (`Grid::side_pattern`): the empty cells found by their bits, each
     /// one's moves listed by its pattern by side, a captured neighbour cleared through its
     /// side's bits. Else a cell at a time.
     #[inline(always)]
@@ -332,7 +332,7 @@ impl<K: PackedKey> Rules for Grid<K> {
     /// One number where [`Rules::successor_hashes`] makes 8 lanes, exact modulo
     /// `2^(64 - MOVE_BITS)` (the orbit sums need 33 bits): the empty cells are found by their
     /// bits (not by a branch a cell), and each one's moves add one entry of `move_sums`,
-    /// found by the cell and its pattern by side ([`Grid::side_pattern`]), which holds what
+    /// found by the cell and its pattern by side (`Grid::side_pattern`), which holds what
     /// they add to the board's hash total and how many they are.
     #[inline(always)]
     fn successor_hash_total(&self, s: K) -> u64 {

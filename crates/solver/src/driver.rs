@@ -30,10 +30,10 @@
 //!
 //! At the last depth nothing is generated: each position adds its counts times the summed
 //! hashes of its successors ([`Weights::end_successors`]); where those sums are cheap
-//! ([`Weights::cheap_successor_sums`]), the last two depths are one pass. Chunks, shards and partitions depend only on the
-//! data, and wrapping sums commute, so the answer (and every statistic) is the same for any
-//! number of threads and wherever the partitions live (a shared fill's table order may depend
-//! on the threads' timing; no result does).
+//! ([`Weights::cheap_successor_sums`]), the last two depths are one pass. Chunks, shards and
+//! partitions depend only on the data, and wrapping sums commute, so the answer (and every
+//! statistic) is the same for any number of threads and wherever the partitions live (a
+//! shared fill's table order may depend on the threads' timing; no result does).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -324,7 +324,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             }
             let d = p.done;
             self.io = (0, 0);
-            if self.weights.cheap_successor_sums::<R>()
+            if self.weights.cheap_successor_sums(self.rules)
                 && d + 2 == depth
                 && !self.count_boards
                 && !config.all_depths

@@ -7,8 +7,8 @@ pub struct DepthStats {
     pub depth: u32,
     /// Canonical positions stored at this depth (full boards are not stored; none at the last
     /// depth unless boards are counted, nor at the one before it on paths that sum the last
-    /// two depths in one pass: the 3x3 board, and boards whose start every symmetry fixes;
-    /// unless boards are counted or every depth's answer is asked for).
+    /// two depths in one pass: the 3x3 board, and boards of 2 to 10 columns whose start every
+    /// symmetry fixes; unless boards are counted or every depth's answer is asked for).
     pub states: u64,
     /// With board counting: the distinct boards reached by exactly this many moves, full ones
     /// included (what the stored positions and the full boards stand for).

@@ -63,7 +63,7 @@ pub(crate) trait Weights: Copy + Send + Sync {
     /// True when summing the last depth from every successor of the depth before it
     /// ([`Weights::end_successors_of_many`]) costs less than storing that depth: where the
     /// rules' successor sums these counts need are cheap.
-    fn cheap_successor_sums<R: Rules>(&self) -> bool;
+    fn cheap_successor_sums<R: Rules>(&self, rules: &R) -> bool;
 
     /// The number of paths counts `n` stand for, modulo 2^32.
     fn paths(&self, n: &Self::Count) -> u32;
@@ -120,7 +120,7 @@ impl Weights for Lanes {
         }
     }
 
-    fn cheap_successor_sums<R: Rules>(&self) -> bool {
+    fn cheap_successor_sums<R: Rules>(&self, _rules: &R) -> bool {
         R::CHEAP_SUCCESSOR_HASHES
     }
 
@@ -187,7 +187,7 @@ impl Weights for Orbits {
 
     #[inline(always)]
     fn end(&self, sum: &mut u64, n: &u64, hashes: &Counts) {
-        let all: u64 = hashes[..self.symmetries].iter().map(|&h| u64::from(h)).sum();
+        let all = state::lane_total(&hashes[..self.symmetries]);
         *sum = sum.wrapping_add(n.wrapping_mul(all));
     }
 
@@ -211,8 +211,8 @@ impl Weights for Orbits {
         }
     }
 
-    fn cheap_successor_sums<R: Rules>(&self) -> bool {
-        R::CHEAP_SUCCESSOR_TOTALS
+    fn cheap_successor_sums<R: Rules>(&self, rules: &R) -> bool {
+        rules.cheap_successor_totals()
     }
 
     #[inline(always)]

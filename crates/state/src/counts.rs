@@ -13,6 +13,13 @@ pub fn mul_add(a: &mut Counts, b: &Counts, c: &Counts) {
     }
 }
 
+/// The sum of `lanes` as integers, not wrapped: the one number of an orbit (its lanes are the
+/// hashes of its images, say).
+#[inline(always)]
+pub fn lane_total(lanes: &[u32]) -> u64 {
+    lanes.iter().map(|&x| u64::from(x)).sum()
+}
+
 /// The answer's 30 bits of a lane vector: the sum of its lanes, modulo 2^30.
 pub fn fold_lanes(v: &Counts) -> u32 {
     v.iter().fold(0u32, |a, &x| a.wrapping_add(x)) & crate::shape::HASH_MASK

@@ -4,7 +4,7 @@ use tables::captures::{NUM_PATTERNS, PATTERN_SUMS, PLACEMENTS};
 use tables::geometry::{Geometry, MAX_CELLS, NO_CELL};
 
 use crate::canon::{Portable, Wide};
-use crate::counts::Counts;
+use crate::counts::{lane_total, Counts};
 use crate::key::{pack, unpack, PackedKey};
 use crate::level::{Isa, Level};
 use crate::rules::Rules;
@@ -106,8 +106,7 @@ impl<K: PackedKey> Grid<K> {
             }
         }
         let low = (0..cells).fold(K::ZERO, |k, i| k | K::place(1, i));
-        let total_weight: [u64; MAX_CELLS] =
-            std::array::from_fn(|i| weight[i].iter().map(|&w| u64::from(w)).sum());
+        let total_weight: [u64; MAX_CELLS] = std::array::from_fn(|i| lane_total(&weight[i]));
         let (mut side_weight, mut side_mask) = ([[0u64; 4]; MAX_CELLS], [0u16; MAX_CELLS]);
         let mut side_cell = [[K::ZERO; 4]; MAX_CELLS];
         for i in 0..cells {
@@ -338,7 +337,7 @@ impl<K: PackedKey> Rules for Grid<K> {
     fn successor_hash_total(&self, s: K) -> u64 {
         if !self.windowed {
             let h = self.successor_hashes(s);
-            return h.iter().map(|&x| u64::from(x)).sum();
+            return lane_total(&h[..self.symmetries]);
         }
         let mut empty = self.low ^ (s.smear() & self.low);
         let mut acc = 0u64;
@@ -351,5 +350,8 @@ impl<K: PackedKey> Rules for Grid<K> {
         (acc >> MOVE_BITS).wrapping_add(moves.wrapping_mul(self.hash_total(s)))
     }
 
-    const CHEAP_SUCCESSOR_TOTALS: bool = true;
+    /// Where the window serves the shape (else the totals are the 8-lane sums added up).
+    fn cheap_successor_totals(&self) -> bool {
+        self.windowed
+    }
 }

@@ -6,7 +6,7 @@ use tables::ring3::{
 };
 
 use crate::canon::{reverse_ring, Canon3, ROTATE};
-use crate::counts::Counts;
+use crate::counts::{lane_total, Counts};
 use crate::level::Isa;
 use crate::rules::{successor_hashes_one_by_one, successors_one_by_one, Rules};
 use crate::shape::Shape;
@@ -301,7 +301,7 @@ impl<B: Canon3> Rules for Ring3<B> {
         let mut lanes = [[0u32; 8]; MANY];
         self.successor_hashes_of_many(keys, &mut lanes);
         for (o, h) in out[..keys.len()].iter_mut().zip(&lanes) {
-            *o = h.iter().map(|&x| u64::from(x)).sum();
+            *o = lane_total(h);
         }
     }
 

@@ -155,7 +155,7 @@ pub trait Rules: Sync + Send {
     #[inline(always)]
     fn successor_hash_total(&self, s: Self::Key) -> u64 {
         let h = self.successor_hashes(s);
-        h[..self.symmetries()].iter().map(|&x| u64::from(x)).sum()
+        crate::counts::lane_total(&h[..self.symmetries()])
     }
 
     /// [`Rules::successor_hash_total`] of up to [`Rules::MANY`] positions at once, into
@@ -173,8 +173,11 @@ pub trait Rules: Sync + Send {
 
     /// [`Rules::CHEAP_SUCCESSOR_HASHES`] for [`Rules::successor_hash_total`]: true when a
     /// search whose positions carry one orbit mass sums the last depth from every successor
-    /// of the depth before it.
-    const CHEAP_SUCCESSOR_TOTALS: bool = Self::CHEAP_SUCCESSOR_HASHES;
+    /// of the depth before it. A method, not a constant: a grid's totals are cheap only on
+    /// the shapes its window serves.
+    fn cheap_successor_totals(&self) -> bool {
+        Self::CHEAP_SUCCESSOR_HASHES
+    }
 
     /// True when [`Rules::successor_hashes`] costs less than canonicalising and storing a
     /// position does. A search then sums the last depth from every successor of the depth

@@ -101,12 +101,6 @@ impl Plan {
     pub(crate) fn spills(&self) -> bool {
         self.resident < self.parts()
     }
-
-    /// True when the key whose hash is `hash` stays in memory.
-    #[inline(always)]
-    pub(crate) fn is_resident(&self, hash: u64) -> bool {
-        partition_of(hash, self.bits) < self.resident
-    }
 }
 
 /// The partition, among `2^bits`, of a key whose [`frontier::key_hash`] is `hash`.
@@ -123,6 +117,11 @@ pub(crate) fn partition_of(hash: u64, bits: u32) -> usize {
     let folded = (hash as u32) ^ ((hash >> 32) as u32);
     (folded.wrapping_mul(0x9E37_79B9) >> (32 - bits)) as usize
 }
+
+/// Bytes of mail a rank holds at most before it exchanges them ([`Budget::mail_bytes`]):
+/// enough that an exchange moves far more than it costs to meet, few enough that the
+/// combining sets stay near the caches.
+const MAIL_BYTES: usize = 4 << 20;
 
 impl Budget {
     /// A budget of `limit` bytes, or [`default_memory_limit`].
@@ -181,6 +180,17 @@ impl Budget {
     /// plan leaves free ([`Plan::records_in_flight`] is half of it).
     pub(crate) fn may_keep(&self, bytes: u64) -> bool {
         self.limit_for(bytes as f64).is_none_or(|l| bytes.saturating_mul(8) <= l)
+    }
+
+    /// Bytes of mail (successors other ranks own, [`crate::home::Outbox`]) a rank holds before
+    /// it exchanges them: [`MAIL_BYTES`], or a 64th of a smaller limit (the combining sets
+    /// take about three times what they hold, within the eighth the plan leaves free), but
+    /// never under 16 KiB.
+    pub(crate) fn mail_bytes(&self) -> usize {
+        match self.given {
+            Some(l) => ((l / 64) as usize).clamp(16 << 10, MAIL_BYTES),
+            None => MAIL_BYTES,
+        }
     }
 
     /// True when a memory home of `bytes` must go to disk before the next depth: it alone
@@ -260,11 +270,5 @@ mod tests {
             assert!(count.iter().all(|&c| c > mean * 9 / 10 && c < mean * 11 / 10), "{bits}: {count:?}");
         }
         assert_eq!(partition_of(u64::MAX, 0), 0);
-        let plan = Plan { bits: 2, resident: 1, write_buffer: 0, records_in_flight: 0 };
-        let h = (0..)
-            .map(|i: u64| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-            .find(|&h| partition_of(h, 2) == 3)
-            .unwrap();
-        assert!(!plan.is_resident(h));
     }
 }

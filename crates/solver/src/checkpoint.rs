@@ -10,6 +10,11 @@
 //!                           its own checksum over every byte)
 //! ```
 //!
+//! A search of several ranks ([`crate::cluster`]) checkpoints into one directory: rank 0
+//! takes it (new or empty) and writes `DIR/cluster`, which names the number of ranks; each
+//! rank `R` keeps a checkpoint of its own partitions, as above, in `DIR/rank-R`, whose
+//! manifest names the rank and the number of ranks. A resume needs as many ranks.
+//!
 //! A depth is committed in order: its files are written and synced, the manifest is written
 //! to `checkpoint.tmp`, synced and renamed over `checkpoint`, the directory is synced, and only
 //! then is the previous depth's directory removed. A killed run leaves at most an uncommitted
@@ -29,12 +34,66 @@ use frontier::spill;
 use serde::{Deserialize, Serialize};
 use state::Counts;
 
+use crate::cluster::{self, Cluster, Ranks};
 use crate::home::{at, Part};
 
 /// The manifest's format; a manifest of another format is refused.
 const FORMAT: u32 = 3;
 const MANIFEST: &str = "checkpoint";
 const MANIFEST_TMP: &str = "checkpoint.tmp";
+/// The file of a checkpoint of several ranks that names their number.
+const CLUSTER: &str = "cluster";
+
+/// The text of a [`CLUSTER`] file for `n` ranks.
+fn cluster_text(n: usize) -> String {
+    format!("# a checkpoint of {n} ranks: resume it with as many (mpirun -np {n} solver --mpi --resume DIR)\nranks = {n}\n")
+}
+
+/// In a search of several ranks: the directory of this rank's checkpoint within `dir`, once
+/// rank 0 has taken `dir` (for a new checkpoint: new or empty, then holding a [`CLUSTER`]
+/// file; to resume: its [`CLUSTER`] file names as many ranks). Collective: when rank 0
+/// refuses, every rank returns an error.
+pub(crate) fn rank_dir(dir: &Path, cluster: &dyn Cluster, resume: bool) -> Result<PathBuf> {
+    let Ranks { me, n } = Ranks::of(cluster);
+    let file = dir.join(CLUSTER);
+    let mine = match (me, resume) {
+        (0, false) => Checkpoint::create(dir).and_then(|_| {
+            std::fs::write(&file, cluster_text(n)).with_context(|| format!("cannot write {}", file.display()))
+        }),
+        (0, true) => match std::fs::read_to_string(&file) {
+            Ok(text) if text == cluster_text(n) => Ok(()),
+            Ok(text) => match (1..=1 << 20).find(|&m| text == cluster_text(m)) {
+                Some(m) => Err(anyhow::anyhow!(
+                    "checkpoint {} was made by {m} ranks, not {n}: resume it with {m} (mpirun -np {m})",
+                    dir.display()
+                )),
+                None => Err(anyhow::anyhow!("{}: not a valid cluster manifest", file.display())),
+            },
+            Err(e) => Err(anyhow::anyhow!(
+                "cannot resume: no checkpoint of several ranks in {} ({}: {e})",
+                dir.display(),
+                file.display()
+            )),
+        },
+        _ => Ok(()),
+    };
+    cluster::agree(cluster, mine)?;
+    Ok(dir.join(format!("rank-{me:04}")))
+}
+
+/// For one process: refuses a directory that holds a checkpoint of several ranks.
+pub(crate) fn refuse_cluster(dir: &Path) -> Result<()> {
+    let file = dir.join(CLUSTER);
+    if file.exists() {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        bail!(
+            "checkpoint {} is a checkpoint of several ranks ({}); resume it with mpirun and --mpi",
+            dir.display(),
+            text.lines().last().unwrap_or("?")
+        );
+    }
+    Ok(())
+}
 
 /// What a checkpoint must match to be resumed: the problem and how it is counted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,6 +113,9 @@ pub(crate) struct Identity {
     pub cells: Vec<u8>,
     /// The depth asked for.
     pub target: u32,
+    /// In a search of several ranks: this rank and the number of ranks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<(usize, usize)>,
 }
 
 /// A committed depth: the problem, how far it got, and its frontier's files.
@@ -307,6 +369,7 @@ mod tests {
                 shape: (3, 3),
                 cells: vec![0; 9],
                 target: 40,
+                ranks: None,
             },
             depth: 12,
             total: [1, 2, 3, 4, 5, 6, 7, u32::MAX],

@@ -46,10 +46,11 @@ use state::{Counts, PackedKey, Rules};
 
 use crate::budget::{Budget, Need, Plan};
 use crate::checkpoint::{Checkpoint, Identity, Manifest};
+use crate::cluster::{self, Cluster, Ranks};
 use crate::dispatch;
 use crate::home::{self, Away, Outbox, Part, Place, Pool, Scratch};
 use crate::kernels::{self, add, own_hash, Batch, Chunk, Routed, Striped, Stripes};
-use crate::stats::{peak_memory, DepthStats, Observer};
+use crate::stats::{peak_memory, DepthStats, Observer, RankSpread, RankSummary};
 use crate::weights::Weights;
 
 /// Slots of the current frontier expanded by one task (in the inline layout, a quarter to a
@@ -98,6 +99,13 @@ impl Storage {
 pub(crate) struct Search<'r, R: Rules, W: Weights> {
     rules: &'r R,
     weights: W,
+    /// The ranks of the search ([`crate::cluster`]): one, unless distributed.
+    cluster: &'r dyn Cluster,
+    ranks: Ranks,
+    /// What this rank's exchanges moved during the current depth.
+    moved: Moved,
+    /// This rank's own figures over the whole search.
+    mine: RankSummary,
     /// The source being expanded: the current depth's memory home, then each of its
     /// partitions on disk, loaded in turn.
     cur: Frontier<R::Key, W::Count>,
@@ -137,6 +145,15 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     io: (u64, u64),
 }
 
+/// What a rank's exchanges moved during one depth.
+#[derive(Clone, Copy, Debug, Default)]
+struct Moved {
+    sent: u64,
+    received: u64,
+    exchanges: u32,
+    seconds: f64,
+}
+
 /// What a run computes besides the answer.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct RunConfig {
@@ -149,6 +166,8 @@ pub(crate) struct RunConfig {
 /// Where a search is: the depths done and what they found, the peak memory as last read.
 struct Progress {
     done: u32,
+    /// Positions of the depth `done` over every rank.
+    states: u64,
     out: Outcome,
     peak: u64,
     peak_read: Option<Instant>,
@@ -165,6 +184,8 @@ pub(crate) struct Outcome {
     pub stats: Vec<DepthStats>,
     /// Where the checkpoint is and the bytes it takes, when saved.
     pub checkpoint: Option<(PathBuf, u64)>,
+    /// Each rank's own figures, in rank order (one, unless distributed).
+    pub ranks: Vec<RankSummary>,
 }
 
 /// How the next frontier is filled from one source.
@@ -177,13 +198,25 @@ struct Mode {
     threads: usize,
     /// Keys expected in each shard of the next memory home.
     expect: usize,
+    /// With several ranks: records of mail a rank holds before it exchanges them.
+    mail: usize,
 }
 
 impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
-    pub(crate) fn new(rules: &'r R, weights: W, budget: Budget, storage: Storage) -> Self {
+    pub(crate) fn new(
+        rules: &'r R,
+        weights: W,
+        budget: Budget,
+        storage: Storage,
+        cluster: &'r dyn Cluster,
+    ) -> Self {
         Search {
             rules,
             weights,
+            cluster,
+            ranks: Ranks::of(cluster),
+            moved: Moved::default(),
+            mine: RankSummary::default(),
             cur: Frontier::new(0),
             next: Frontier::new(0),
             away: Away::default(),
@@ -219,29 +252,37 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let (rules, weights) = (self.rules, self.weights);
         self.count_boards = config.count_boards;
         let mut out = Outcome::default();
-        let done = match resume {
+        let (done, states) = match resume {
             Some(m) => {
                 out.total = m.total;
                 self.growth = m.growth;
                 self.bits = m.bits;
                 self.away = Away { parts: m.parts };
-                m.depth
+                let states = cluster::sum_over(self.cluster, &[self.depth_states()])[0];
+                (m.depth, states)
             }
             None => {
                 let t0 = Instant::now();
                 let s = rules.pack(start);
                 let mut ended = [0u32; 8];
-                let mut first = DepthStats { depth: 0, records: 1, ..DepthStats::default() };
+                // Rank 0 counts the start and any path it ends; its owner stores it.
+                let first_rank = self.ranks.me == 0;
+                let mut first =
+                    DepthStats { depth: 0, records: u64::from(first_rank), ..DepthStats::default() };
                 if depth == 0 || rules.is_full(s) {
-                    ended = own_hash(rules, s);
-                    first.ended_paths = u32::from(rules.is_full(s));
+                    if first_rank {
+                        ended = own_hash(rules, s);
+                        first.ended_paths = u32::from(rules.is_full(s));
+                    }
                 } else {
                     let (c, t) = rules.canonical(s);
                     self.cur.reset(0, 1);
-                    self.cur.shard_mut(0).insert(c, &weights.start(rules, t));
+                    if self.ranks.owns(frontier::key_hash(&c)) {
+                        self.cur.shard_mut(0).insert(c, &weights.start(rules, t));
+                    }
                 }
                 first.states = self.cur.len() as u64;
-                first.boards = config.count_boards.then_some(1);
+                first.boards = config.count_boards.then_some(u64::from(first_rank));
                 first.ended = state::fold_lanes(&ended);
                 add(&mut out.total, &ended);
                 if config.all_depths {
@@ -254,14 +295,27 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 }
                 self.commit(0, depth, &out.total)?;
                 first.seconds = t0.elapsed().as_secs_f64();
+                let states = self.over_ranks(&mut first);
                 observe(&first);
                 out.stats.push(first);
-                0
+                (0, states)
             }
         };
-        let mut progress = Progress { done, out, peak: 0, peak_read: None };
+        let mut progress = Progress { done, states, out, peak: 0, peak_read: None };
         self.depths(&mut progress, depth, config, observe)?;
         let mut out = progress.out;
+        if self.ranks.n > 1 {
+            // Every rank's partial sums, added.
+            let lanes: Vec<u64> = out.total.iter().map(|&x| u64::from(x)).collect();
+            for (t, s) in out.total.iter_mut().zip(cluster::sum_over(self.cluster, &lanes)) {
+                *t = s as u32;
+            }
+            let answers: Vec<u64> = out.answers.iter().map(|&x| u64::from(x)).collect();
+            for (a, s) in out.answers.iter_mut().zip(cluster::sum_over(self.cluster, &answers)) {
+                *a = s as u32 & state::HASH_MASK;
+            }
+        }
+        out.ranks = self.rank_summaries();
         if config.all_depths {
             // The board filled before `depth`: later depths add nothing.
             let last = *out.answers.last().expect("depth 0 is always answered");
@@ -315,7 +369,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         // Reading /proc is a system call and a parse, a share of a small search: the peak is
         // read only after depths that took over a millisecond (it cannot have moved much in
         // the others), at most once in `PEAK_EVERY`, so a search that quick reports none.
-        while p.done < depth && self.depth_states() > 0 {
+        while p.done < depth && p.states > 0 {
             if self.parallel() && rayon::current_thread_index().is_none() {
                 // The rest runs on a pool thread, which then takes part in every parallel
                 // phase itself: each wakes one thread fewer than a call from outside the pool
@@ -335,6 +389,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                     stats.ended = self.weights.answer(&sum);
                     stats.peak_memory = p.peak;
                     stats.bytes_read = std::mem::take(&mut self.io.0);
+                    p.states = self.over_ranks(&mut stats);
                     p.done = stats.depth;
                     if p.done == depth {
                         self.cur.reset(0, 0);
@@ -387,10 +442,94 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 p.peak_read = Some(Instant::now());
             }
             stats.peak_memory = p.peak;
+            p.states = self.over_ranks(&mut stats);
             observe(&stats);
             p.out.stats.push(stats);
         }
         Ok(())
+    }
+
+    /// With several ranks: makes `stats` (this rank's) the depth's over every rank, adding this
+    /// rank's own to [`Search::mine`]. Returns the positions of the depth over every rank.
+    /// Collective.
+    fn over_ranks(&mut self, stats: &mut DepthStats) -> u64 {
+        let moved = std::mem::take(&mut self.moved);
+        self.mine.states_largest = self.mine.states_largest.max(stats.states);
+        self.mine.bytes_sent += moved.sent;
+        self.mine.bytes_received += moved.received;
+        self.mine.exchange_seconds += moved.seconds;
+        self.mine.bytes_written += stats.bytes_written;
+        self.mine.peak_memory = self.mine.peak_memory.max(stats.peak_memory);
+        if self.ranks.n == 1 {
+            return stats.states;
+        }
+        let nanos = |s: f64| (s * 1e9) as u64;
+        let mine = [
+            stats.states,
+            stats.boards.unwrap_or(0),
+            stats.records,
+            u64::from(stats.ended_paths),
+            u64::from(stats.ended),
+            stats.bytes_read,
+            stats.bytes_written,
+            stats.peak_memory,
+            moved.sent,
+            moved.received,
+            nanos(moved.seconds),
+            nanos(stats.seconds),
+            nanos(stats.expand_seconds),
+            nanos(stats.insert_seconds),
+            u64::from(moved.exchanges),
+        ];
+        let all = self.cluster.all_gather(&mine);
+        let rows: Vec<&[u64]> = all.chunks(mine.len()).collect();
+        let sum = |i: usize| rows.iter().fold(0u64, |a, r| a.wrapping_add(r[i]));
+        let max = |i: usize| rows.iter().map(|r| r[i]).max().unwrap_or(0);
+        let seconds = |i: usize| max(i) as f64 / 1e9;
+        stats.states = sum(0);
+        stats.boards = stats.boards.map(|_| sum(1));
+        stats.records = sum(2);
+        stats.ended_paths = sum(3) as u32;
+        stats.ended = sum(4) as u32 & state::HASH_MASK;
+        stats.bytes_read = sum(5);
+        stats.bytes_written = sum(6);
+        stats.peak_memory = max(7);
+        (stats.seconds, stats.expand_seconds, stats.insert_seconds) = (seconds(11), seconds(12), seconds(13));
+        stats.ranks = Some(RankSpread {
+            ranks: self.ranks.n as u32,
+            states_max: max(0),
+            bytes_sent: sum(8),
+            bytes_received: sum(9),
+            exchange_seconds: seconds(10),
+            exchanges: max(14) as u32,
+        });
+        stats.states
+    }
+
+    /// Every rank's own figures, in rank order. Collective.
+    fn rank_summaries(&self) -> Vec<RankSummary> {
+        let m = &self.mine;
+        let mine = [
+            m.states_largest,
+            m.bytes_sent,
+            m.bytes_received,
+            (m.exchange_seconds * 1e9) as u64,
+            m.bytes_written,
+            m.peak_memory,
+        ];
+        let all = if self.ranks.n == 1 { mine.to_vec() } else { self.cluster.all_gather(&mine) };
+        all.chunks(mine.len())
+            .enumerate()
+            .map(|(rank, r)| RankSummary {
+                rank,
+                states_largest: r[0],
+                bytes_sent: r[1],
+                bytes_received: r[2],
+                exchange_seconds: r[3] as f64 / 1e9,
+                bytes_written: r[4],
+                peak_memory: r[5],
+            })
+            .collect()
     }
 
     /// A sum of ended paths as lanes whose folded sum is its answer.
@@ -555,8 +694,10 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             largest_away: self.away.largest(),
             threads,
         });
+        // Successors other ranks own go through the outbox's mail.
+        let remote = self.ranks.n > 1;
         // One source into a next frontier wholly in memory: the in-memory engine as it is.
-        let single = !plan.spills() && self.away.is_empty();
+        let single = !plan.spills() && self.away.is_empty() && !remote;
         // Threads fill one set at once where the counts are one word and the keys one atomic
         // word (each successor is written once, into its slot); else, with the whole frontier
         // in memory, the shards of one set, each behind a lock (striped); else records go
@@ -574,13 +715,15 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let resident = plan.resident as f64 / plan.parts() as f64;
         let expect =
             (total as f64 * self.growth * 1.2 * resident / (1u64 << shard_bits) as f64) as usize + 16;
-        let mode = Mode { parallel, shared, striped, shard_bits, threads, expect };
+        let mail = self.budget.mail_bytes() / home::mail_record::<R::Key, W::Count>();
+        let mode = Mode { parallel, shared, striped, shard_bits, threads, expect, mail };
         self.next.resize_shards(shard_bits);
         // The one large set of a shared fill is cleared by all threads; shards by one each.
         for_each_mut(parallel, self.next.shards_mut(), |_, s| {
             s.reset_with(shard_bits, expect, &PoolZeroer(shared))
         });
-        let outbox = if plan.spills() { Some(Outbox::new(plan, self.storage.pool()?)) } else { None };
+        let pool = if plan.spills() { Some(self.storage.pool()?) } else { None };
+        let outbox = (plan.spills() || remote).then(|| Outbox::new(plan, pool, self.ranks));
         let (mut ended, mut records) = (W::Sum::zero(), 0usize);
         self.for_each_source(|s| {
             let (e, r) = s.expand_source(&mode, &plan, outbox.as_ref(), &mut stats.ended_paths);
@@ -588,6 +731,14 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             records += r;
             Ok(())
         })?;
+        if let (true, Some(outbox)) = (remote, &outbox) {
+            // This rank's sources are done: its last mail goes, and it takes what the others
+            // send until every rank is done.
+            while !post(self.cluster, outbox, &mut self.next, true, &mut self.moved) {}
+            if self.count_boards {
+                self.share_ended();
+            }
+        }
         let states_home = self.next.len() as u64;
         if outbox.is_some() {
             // The source is done with: its memory goes back before the merge sets take theirs.
@@ -596,13 +747,13 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         // The partitions on disk: merged, counted, written as the next depth's files.
         let t_merge = Instant::now();
         let (away, away_sum, away_boards) = match outbox {
-            Some(outbox) => {
+            Some(outbox) if plan.spills() => {
                 let (parts, written) = outbox.finish()?;
                 self.io.1 += written;
                 let place = self.storage.place(stats.depth)?;
                 self.merge(parts, &place)?
             }
-            None => (Vec::new(), W::Sum::zero(), 0),
+            _ => (Vec::new(), W::Sum::zero(), 0),
         };
         // The files of the depth just expanded are no longer needed (a checkpoint's are
         // removed when the next depth is committed).
@@ -641,6 +792,34 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             self.cur.reset(0, 0);
         }
         Ok((ended, states, records as u64))
+    }
+
+    /// With several ranks and boards counted: sends each full board reached at this depth to
+    /// its owner, so that each rank counts the full boards it owns (a board reached on two
+    /// ranks is one board). Collective.
+    fn share_ended(&mut self) {
+        let record = home::mail_record::<R::Key, W::Count>();
+        let mut mail = vec![Vec::new(); self.ranks.n];
+        let mut own = CountSet::new(0);
+        for (k, c) in self.ended.iter() {
+            let to = self.ranks.owner(frontier::key_hash(&k));
+            if to == self.ranks.me {
+                own.insert(k, c);
+            } else {
+                mail[to].extend_from_slice(bytemuck::bytes_of(&k));
+                mail[to].extend_from_slice(bytemuck::bytes_of(c));
+            }
+        }
+        let ks = std::mem::size_of::<R::Key>();
+        let m = cluster::exchange(self.cluster, &mail, record, true, |got| {
+            for r in got.chunks_exact(record) {
+                let k: R::Key = bytemuck::pod_read_unaligned(&r[..ks]);
+                own.insert(k, &bytemuck::pod_read_unaligned(&r[ks..]));
+            }
+        });
+        debug_assert!(m.all_done);
+        (self.moved.sent, self.moved.received) = (self.moved.sent + m.sent, self.moved.received + m.received);
+        self.ended = own;
     }
 
     /// Merges the partitions on disk `parts` (one a worker at a time), each into one file in
@@ -706,11 +885,13 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         outbox: Option<&Outbox<R::Key, W::Count>>,
         ended_paths: &mut u32,
     ) -> (W::Sum, usize) {
-        let Mode { parallel, shared, striped, shard_bits, threads, expect } = *mode;
+        let Mode { parallel, shared, striped, shard_bits, threads, expect, mail } = *mode;
+        let (cluster, remote) = (self.cluster, self.ranks.n > 1);
         let count_boards = self.count_boards;
         self.plan_chunks(if striped { STRIPED_SHARES * threads } else { 1 });
         let (rules, weights, cur, next, fanout) =
             (self.rules, self.weights, &self.cur, &mut self.next, self.fanout);
+        let moved = &mut self.moved;
         let (mut records, mut ended) = (0, W::Sum::zero());
         // What an expanded chunk found besides the successors it stored or bucketed.
         let mut gather = |c: &Chunk<R::Key, W::Sum>, ended_set: &mut CountSet<R::Key, W::Count>| {
@@ -802,7 +983,13 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             // flight (and the memory they need) stay bounded.
             let record = std::mem::size_of::<crate::kernels::Record<R::Key>>() as f64;
             let per_chunk = CHUNK_SLOTS as f64 * fanout.max(1.0) * record;
-            let block = ((plan.records_in_flight as f64 / per_chunk) as usize).clamp(threads, BLOCK_CHUNKS);
+            let mut block =
+                ((plan.records_in_flight as f64 / per_chunk) as usize).clamp(threads, BLOCK_CHUNKS);
+            if remote {
+                // About a mail's worth of successors a block (a chunk's, at most, go to others).
+                let per_chunk = CHUNK_SLOTS as f64 * fanout.max(1.0);
+                block = block.min((mail as f64 / per_chunk) as usize).max(threads);
+            }
             let blocks = self.chunks.len().div_ceil(block.max(1));
             for b in 0..blocks {
                 let range = b * block..((b + 1) * block).min(self.chunks.len());
@@ -831,23 +1018,36 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 });
                 self.phase_seconds[0] += (t1 - t0).as_secs_f64();
                 self.phase_seconds[1] += t1.elapsed().as_secs_f64();
+                if let (true, Some(outbox)) = (remote, outbox) {
+                    if outbox.mail_len() >= mail {
+                        post(cluster, outbox, next, false, moved);
+                    }
+                }
             }
         } else {
             let t0 = Instant::now();
-            let set = next.shard_mut(0);
             let batch = &mut *batches[0].lock().unwrap_or_else(|e| e.into_inner());
             match outbox {
                 None => {
+                    let set = next.shard_mut(0);
                     for c in self.chunks.iter_mut() {
                         records += dispatch::direct(rules, weights, cur, c, set, batch, count_boards);
                         gather(c, &mut self.ended);
                     }
                 }
                 Some(outbox) => {
-                    let mut routed = Routed { set, sender: outbox.sender(), kept: Vec::new() };
+                    let mut kept = Vec::new();
                     for c in self.chunks.iter_mut() {
+                        let set = next.shard_mut(0);
+                        let mut routed = Routed { set, sender: outbox.sender(), kept };
                         records += dispatch::direct(rules, weights, cur, c, &mut routed, batch, count_boards);
+                        // The sender (this thread's writers) goes before the mail is taken.
+                        let Routed { kept: k, sender, .. } = routed;
+                        (kept, _) = (k, drop(sender));
                         gather(c, &mut self.ended);
+                        if remote && outbox.mail_len() >= mail {
+                            post(cluster, outbox, next, false, moved);
+                        }
                     }
                 }
             }
@@ -855,6 +1055,28 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         }
         (ended, records)
     }
+}
+
+/// One exchange of a rank's mail ([`cluster::exchange`]): sends what `outbox` holds for other
+/// ranks, files what they send into `next` (or the outbox's files), adds to `moved`. Returns
+/// true when every rank said it was `done`. Collective.
+fn post<K: PackedKey, C: Tally>(
+    cluster: &dyn Cluster,
+    outbox: &Outbox<K, C>,
+    next: &mut Frontier<K, C>,
+    done: bool,
+    moved: &mut Moved,
+) -> bool {
+    let t = Instant::now();
+    let mail = outbox.take_mail();
+    let m = cluster::exchange(cluster, &mail, home::mail_record::<K, C>(), done, |got| {
+        home::deliver(got, next, outbox)
+    });
+    moved.sent += m.sent;
+    moved.received += m.received;
+    moved.exchanges += 1;
+    moved.seconds += t.elapsed().as_secs_f64();
+    m.all_done
 }
 
 /// The least time between two reads of the peak memory (see [`DepthStats::peak_memory`]).
@@ -982,7 +1204,8 @@ mod tests {
         let frontier = |underestimate: bool| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
             pool.install(|| {
-                let mut search = Search::new(&rules, orbits, Budget::new(None), Storage::default());
+                let mut search =
+                    Search::new(&rules, orbits, Budget::new(None), Storage::default(), &crate::cluster::Solo);
                 let (c, t) = rules.canonical(start);
                 search.cur.reset(0, 1);
                 search.cur.shard_mut(0).insert(c, &orbits.start(&rules, t));

@@ -13,10 +13,13 @@
 //! * The next depth expands each of them in turn: [`load`] reads it into the driver's source
 //!   set, and the same kernels run on it as on the memory home.
 //!
-//! **The seam for other homes.** What the driver needs of a home is: take the successors of
-//! the partitions it owns during a depth (an outbox), merge them when the depth ends, hand each
-//! back as a set to expand. A partition owned by another process (MPI) is a third home of the
-//! same shape: its outbox sends to the owning rank instead of a file.
+//! **The third home: another rank.** In a search of several ranks ([`crate::cluster`]), the
+//! successors owned by another rank go to the same outbox, into its *mail*: one combining set
+//! a destination a thread (a successor reached twice is sent once, its counts added). The
+//! driver takes the mail ([`Outbox::take_mail`]) whenever it passes its bound and at the end
+//! of the depth, exchanges it with every other rank, and files what it receives with
+//! [`deliver`]: into the memory home, or the outbox's files for the partitions it keeps on
+//! disk. So the kernels route a successor the same way whatever home it goes to.
 //!
 //! Files live in a [`Scratch`] directory of the run (removed when the run ends, and by the
 //! next run in the same work directory if the run was killed), or, with a checkpoint, in the
@@ -30,9 +33,10 @@ use std::sync::{Arc, Mutex};
 
 use bytemuck::Pod;
 use frontier::spill::{RecordReader, RecordWriter, Written};
-use frontier::{key_hash, CountSet, Frontier, Tally};
+use frontier::{key_hash, shard_of_hash, CountSet, Frontier, Tally};
 
 use crate::budget::{partition_of, Plan};
+use crate::cluster::Ranks;
 
 /// Records read at a time from a file.
 const BLOCK: usize = 1 << 13;
@@ -50,7 +54,7 @@ const LOCK: &str = "lock";
 #[derive(Debug)]
 pub(crate) struct Scratch {
     /// The directory: removed with everything in it when dropped.
-    _dir: tempfile::TempDir,
+    dir: PathBuf,
     /// Held (locked) while the run lives.
     _lock: File,
     /// Its files.
@@ -63,30 +67,41 @@ impl Scratch {
         let parent = work_dir.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
         std::fs::create_dir_all(&parent).map_err(at("cannot create work directory", &parent))?;
         remove_abandoned(&parent);
-        let dir = tempfile::Builder::new()
-            .prefix(SCRATCH_PREFIX)
+        // The directory is made under a name no other run's clean-up looks at, and takes its
+        // own name only once its lock is held: a run starting beside it (another rank) never
+        // sees it unlocked.
+        let making = tempfile::Builder::new()
+            .prefix(&format!(".{SCRATCH_PREFIX}"))
             .tempdir_in(&parent)
             .map_err(at("cannot create work directory", &parent))?;
-        let lock = File::create(dir.path().join(LOCK))
+        let lock = File::create(making.path().join(LOCK))
             .and_then(|f| f.try_lock().map_err(io::Error::other).map(|_| f))
-            .map_err(at("cannot lock work directory", dir.path()))?;
-        let pool = Arc::new(Pool {
-            dir: dir.path().to_path_buf(),
-            free: Mutex::new(Vec::new()),
-            made: AtomicUsize::new(0),
-        });
-        Ok(Scratch { _dir: dir, _lock: lock, pool })
+            .map_err(at("cannot lock work directory", making.path()))?;
+        let name = making.path().file_name().expect("a temporary directory has a name").to_string_lossy();
+        let path = parent.join(&name[1..]);
+        std::fs::rename(making.path(), &path).map_err(at("cannot create work directory", &path))?;
+        // Owned under its final name from here on (removed when dropped).
+        let _ = making.keep();
+        let pool =
+            Arc::new(Pool { dir: path.clone(), free: Mutex::new(Vec::new()), made: AtomicUsize::new(0) });
+        Ok(Scratch { dir: path, _lock: lock, pool })
     }
 
     /// The directory.
     #[cfg(test)]
     pub(crate) fn dir(&self) -> &Path {
-        self._dir.path()
+        &self.dir
     }
 
     /// Its files.
     pub(crate) fn pool(&self) -> &Arc<Pool> {
         &self.pool
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -211,44 +226,65 @@ impl Away {
     }
 }
 
-/// Where the successors of the partitions kept on disk go while a depth is built: record
-/// files, one a partition a writing thread. Each thread writes its own files (through a
-/// [`Sender`]), so no lock is ever contended and a successor costs one copy into a buffer.
-pub(crate) struct Outbox<K: Pod, C: Pod> {
+/// Where the successors of the partitions kept on disk go while a depth is built (record
+/// files, one a partition a writing thread), and those other ranks own (their mail, one
+/// combining set a rank a thread). Each thread writes its own files and sets (through a
+/// [`Sender`]), so no lock is ever contended and a successor costs one copy into a buffer, or
+/// one insertion into a set.
+pub(crate) struct Outbox<K: Pod + Eq + Send + Sync, C: Tally> {
     plan: Plan,
-    pool: Arc<Pool>,
+    /// Where the files go (none when nothing goes to disk).
+    pool: Option<Arc<Pool>>,
+    ranks: Ranks,
     /// One set of writers a thread: rayon's worker `i` uses `i`, a thread outside the pool
     /// the last. (A mutex, uncontended, makes any other use safe as well.)
     threads: Vec<Mutex<Writers<K, C>>>,
 }
 
-/// One thread's files of an [`Outbox`]: per partition on disk (index - resident), its file,
-/// created on its first record; the first write error (kernels cannot return one; the
-/// driver checks after the depth).
-struct Writers<K: Pod, C: Pod> {
+/// One thread's files and mail of an [`Outbox`]: per partition on disk (index - resident), its
+/// file, created on its first record; per rank, the successors it owns; the first write error
+/// (kernels cannot return one; the driver checks after the depth).
+struct Writers<K: Pod + Eq + Send + Sync, C: Tally> {
     files: Vec<Option<(PathBuf, RecordWriter<K, C>)>>,
+    mail: Vec<CountSet<K, C>>,
     error: Option<io::Error>,
 }
 
 /// A thread's hold on its writers of an [`Outbox`], for as long as a kernel runs.
-pub(crate) struct Sender<'a, K: Pod, C: Pod> {
+pub(crate) struct Sender<'a, K: Pod + Eq + Send + Sync, C: Tally> {
     outbox: &'a Outbox<K, C>,
     writers: std::sync::MutexGuard<'a, Writers<K, C>>,
 }
 
-impl<K: Pod, C: Pod> Outbox<K, C> {
-    /// An outbox for the partitions `plan` keeps on disk, their files from `pool`.
-    pub(crate) fn new(plan: Plan, pool: Arc<Pool>) -> Self {
+/// The bytes of one record of mail: a key and its counts.
+pub(crate) fn mail_record<K, C>() -> usize {
+    std::mem::size_of::<K>() + std::mem::size_of::<C>()
+}
+
+impl<K: Pod + Eq + Send + Sync, C: Tally> Outbox<K, C> {
+    /// An outbox for the partitions `plan` keeps on disk, their files from `pool`, and for the
+    /// successors other ranks own.
+    pub(crate) fn new(plan: Plan, pool: Option<Arc<Pool>>, ranks: Ranks) -> Self {
         let away = plan.parts() - plan.resident;
         let threads = (0..rayon::current_num_threads() + 1)
-            .map(|_| Mutex::new(Writers { files: (0..away).map(|_| None).collect(), error: None }))
+            .map(|_| {
+                Mutex::new(Writers {
+                    files: (0..away).map(|_| None).collect(),
+                    mail: (0..ranks.n).map(|_| CountSet::new(0)).collect(),
+                    error: None,
+                })
+            })
             .collect();
-        Outbox { plan, pool, threads }
+        Outbox { plan, pool, ranks, threads }
     }
 
-    /// The partition of a key whose hash is `hash`, if it is kept on disk.
+    /// Where a key whose hash is `hash` goes, if not into the memory home: its partition, if
+    /// kept on disk, or `parts + r` when rank `r` owns it.
     #[inline(always)]
     pub(crate) fn away(&self, hash: u64) -> Option<usize> {
+        if !self.ranks.owns(hash) {
+            return Some(self.plan.parts() + self.ranks.owner(hash));
+        }
         let p = partition_of(hash, self.plan.bits);
         (p >= self.plan.resident).then_some(p)
     }
@@ -261,8 +297,40 @@ impl<K: Pod, C: Pod> Outbox<K, C> {
         Sender { outbox: self, writers }
     }
 
+    /// Records waiting in the mail, over every thread.
+    pub(crate) fn mail_len(&self) -> usize {
+        let len = |w: &Mutex<Writers<K, C>>| {
+            w.lock().unwrap_or_else(|e| e.into_inner()).mail.iter().map(CountSet::len).sum::<usize>()
+        };
+        self.threads.iter().map(len).sum()
+    }
+
+    /// Takes the mail: for each rank, the records ([`mail_record`] bytes each) its successors
+    /// make, every thread's one after another (each thread's combined).
+    pub(crate) fn take_mail(&self) -> Vec<Vec<u8>> {
+        let record = mail_record::<K, C>();
+        let mut mail: Vec<Vec<u8>> = vec![Vec::new(); self.ranks.n];
+        for w in &self.threads {
+            let mut w = w.lock().unwrap_or_else(|e| e.into_inner());
+            for (out, set) in mail.iter_mut().zip(&mut w.mail) {
+                if set.is_empty() {
+                    continue;
+                }
+                out.reserve(set.len() * record);
+                for (k, c) in set.iter() {
+                    out.extend_from_slice(bytemuck::bytes_of(&k));
+                    out.extend_from_slice(bytemuck::bytes_of(c));
+                }
+                let keys = set.len();
+                set.clear_for(keys);
+            }
+        }
+        mail
+    }
+
     /// Finishes every file: the partitions on disk with the files they received (none for a
     /// partition that received nothing), by increasing index. Returns the bytes written too.
+    /// The mail must have been taken.
     pub(crate) fn finish(self) -> io::Result<(Vec<Part>, u64)> {
         let away = self.plan.parts() - self.plan.resident;
         let mut parts: Vec<Part> =
@@ -270,6 +338,7 @@ impl<K: Pod, C: Pod> Outbox<K, C> {
         let mut bytes = 0;
         for w in self.threads {
             let w = w.into_inner().unwrap_or_else(|e| e.into_inner());
+            debug_assert!(w.mail.iter().all(CountSet::is_empty), "the mail was taken");
             if let Some(e) = w.error {
                 return Err(e);
             }
@@ -288,26 +357,28 @@ impl<K: Pod, C: Pod> Outbox<K, C> {
     }
 }
 
-impl<K: Pod, C: Pod> Sender<'_, K, C> {
-    /// The plan its outbox follows.
-    pub(crate) fn plan(&self) -> &Plan {
-        &self.outbox.plan
-    }
-
-    /// The partition of a key whose hash is `hash`, if it is kept on disk.
+impl<K: Pod + Eq + Send + Sync, C: Tally> Sender<'_, K, C> {
+    /// Where a key whose hash is `hash` goes, if not into the memory home ([`Outbox::away`]).
     #[inline(always)]
     pub(crate) fn away(&self, hash: u64) -> Option<usize> {
         self.outbox.away(hash)
     }
 
-    /// Sends a successor of partition `part` (one the plan keeps on disk).
+    /// Sends a successor to `to`, as [`Outbox::away`] gave it: a partition on disk, or a rank.
     #[inline(always)]
-    pub(crate) fn push(&mut self, part: usize, key: &K, counts: &C) {
-        let i = part - self.outbox.plan.resident;
+    pub(crate) fn push(&mut self, to: usize, key: &K, counts: &C) {
+        let parts = self.outbox.plan.parts();
+        if to >= parts {
+            self.writers.mail[to - parts].insert(*key, counts);
+            return;
+        }
+        let i = to - self.outbox.plan.resident;
         let result = match &mut self.writers.files[i] {
             Some((_, w)) => w.push(key, counts),
             slot @ None => {
-                let path = self.outbox.pool.file();
+                let pool =
+                    self.outbox.pool.as_ref().expect("a plan that keeps partitions on disk has a pool");
+                let path = pool.file();
                 RecordWriter::create(&path, self.outbox.plan.write_buffer)
                     .and_then(|w| slot.insert((path, w)).1.push(key, counts))
             }
@@ -315,6 +386,41 @@ impl<K: Pod, C: Pod> Sender<'_, K, C> {
         if let Err(e) = result {
             self.writers.error.get_or_insert(e);
         }
+    }
+}
+
+/// Files records another rank sent this one ([`Outbox::take_mail`]'s format): into the
+/// memory home `next`, or `outbox`'s files for the partitions kept on disk.
+pub(crate) fn deliver<K: Pod + Eq + Send + Sync, C: Tally>(
+    bytes: &[u8],
+    next: &mut Frontier<K, C>,
+    outbox: &Outbox<K, C>,
+) {
+    let (ks, record) = (std::mem::size_of::<K>(), mail_record::<K, C>());
+    let bits = next.shard_bits();
+    let mut sender = None;
+    let mut kept: Vec<(u64, K, C)> = Vec::with_capacity(if bits == 0 { BLOCK } else { 0 });
+    for r in bytes.chunks_exact(record) {
+        let key: K = bytemuck::pod_read_unaligned(&r[..ks]);
+        let counts: C = bytemuck::pod_read_unaligned(&r[ks..]);
+        let hash = key_hash(&key);
+        match outbox.away(hash) {
+            Some(to) => {
+                debug_assert!(to < outbox.plan.parts(), "a rank receives only what it owns");
+                sender.get_or_insert_with(|| outbox.sender()).push(to, &key, &counts);
+            }
+            None if bits == 0 => {
+                kept.push((hash, key, counts));
+                if kept.len() == BLOCK {
+                    next.shard_mut(0).insert_many_hashed(&kept, |r| r.0, |r| r.1, |r| r.2);
+                    kept.clear();
+                }
+            }
+            None => next.shard_mut(shard_of_hash(hash, bits)).insert(key, &counts),
+        }
+    }
+    if !kept.is_empty() {
+        next.shard_mut(0).insert_many_hashed(&kept, |r| r.0, |r| r.1, |r| r.2);
     }
 }
 
@@ -464,7 +570,7 @@ mod tests {
         let d = d_tmp.path();
         let plan = Plan { bits: 2, resident: 1, write_buffer: 4096, records_in_flight: 0 };
         let scratch = Scratch::create(Some(d)).unwrap();
-        let outbox = Outbox::<u64, u64>::new(plan, scratch.pool().clone());
+        let outbox = Outbox::<u64, u64>::new(plan, Some(scratch.pool().clone()), Ranks::SOLO);
         let mut want = std::collections::HashMap::new();
         let mut sender = outbox.sender();
         for i in 0..20_000u64 {

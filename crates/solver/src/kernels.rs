@@ -286,7 +286,7 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::Claim<'_, '_, K, C> {
 /// A [`Sink`] for a depth whose partitions do not all stay in memory: successors of the
 /// partitions kept in memory go into `set`, the others to the depth's
 /// [`Outbox`](crate::home::Outbox), through this thread's [`Sender`].
-pub(crate) struct Routed<'a, K: Pod, C: Pod, S> {
+pub(crate) struct Routed<'a, K: Pod + Eq + Send + Sync, C: Tally, S> {
     /// Where the successors kept in memory go.
     pub set: S,
     /// Where the others go.
@@ -298,7 +298,7 @@ pub(crate) struct Routed<'a, K: Pod, C: Pod, S> {
 impl<K: PackedKey, C: Tally, S: Sink<K, C>> Sink<K, C> for Routed<'_, K, C, S> {
     #[inline(always)]
     fn prefetch_hash(&self, hash: u64) {
-        if self.sender.plan().is_resident(hash) {
+        if self.sender.away(hash).is_none() {
             self.set.prefetch_hash(hash);
         }
     }

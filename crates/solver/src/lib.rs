@@ -28,6 +28,7 @@
 
 mod budget;
 mod checkpoint;
+pub mod cluster;
 mod dispatch;
 mod driver;
 mod home;
@@ -50,8 +51,9 @@ pub use input::{parse, parse_bytes, InputError, Problem};
 /// The most worker threads a search takes ([`Options::threads`]): more only wait for cores,
 /// and each costs a stack and buffers.
 pub const MAX_THREADS: usize = 1024;
+pub use cluster::{Cluster, InProcess, Solo};
 use stats::Observer;
-pub use stats::{peak_memory, DepthStats};
+pub use stats::{peak_memory, DepthStats, RankSpread, RankSummary};
 
 pub use state::{Board, Level, Shape};
 
@@ -122,6 +124,9 @@ pub struct Answer {
     pub path: &'static str,
     /// With [`Options::checkpoint`] or [`Options::resume`]: the checkpoint, complete.
     pub checkpoint: Option<SavedCheckpoint>,
+    /// Each rank's own figures, in rank order: one row, unless the search was distributed
+    /// ([`solve_distributed`]).
+    pub ranks: Vec<RankSummary>,
 }
 
 /// Solves `board` at `depth`.
@@ -146,6 +151,27 @@ pub fn solve_observed(
     options: &Options,
     observe: &mut (dyn FnMut(&DepthStats) + Send),
 ) -> anyhow::Result<Answer> {
+    solve_distributed(board, depth, options, &Solo, observe)
+}
+
+/// [`solve_observed`] as one rank of `cluster` ([`cluster`]): every rank calls it with the
+/// same board and depth (each with its own options: threads, memory limit, work directory,
+/// checkpoint); each stores and expands the positions it owns, and every rank gets the whole
+/// answer, `--all-depths` answers and statistics, the same as one process alone would.
+/// With a checkpoint, each rank saves its own partitions in `rank-R/` of the directory, and
+/// rank 0 a manifest that names the number of ranks; a checkpoint resumes only with as many.
+///
+/// # Errors
+/// As [`solve`]; also when another rank refused the checkpoint. An error that is not a
+/// refusal agreed by every rank (a full disk on one rank) leaves the others waiting in a
+/// collective: the caller ends them (the `solver` binary aborts the MPI job).
+pub fn solve_distributed(
+    board: &Board,
+    depth: u32,
+    options: &Options,
+    cluster: &dyn Cluster,
+    observe: &mut (dyn FnMut(&DepthStats) + Send),
+) -> anyhow::Result<Answer> {
     let level = match options.backend {
         Some(l) if !l.is_available() => {
             anyhow::bail!("the {} backend is not available on this CPU", l.name())
@@ -153,8 +179,11 @@ pub fn solve_observed(
         Some(l) => l,
         None => Level::detect(),
     };
-    let mut run = move || choose(board, depth, options, level, observe);
-    match options.threads {
+    let mut run = move || choose(board, depth, options, level, cluster, observe);
+    // Ranks that are threads of one process need a pool each: a rank waiting in a collective
+    // holds its pool's thread.
+    let threads = options.threads.or((cluster.size() > 1).then(rayon::current_num_threads));
+    match threads {
         Some(n) => {
             if !(1..=MAX_THREADS).contains(&n) {
                 anyhow::bail!("{n} threads: a search takes 1 to {MAX_THREADS}");
@@ -171,6 +200,7 @@ fn choose(
     depth: u32,
     options: &Options,
     level: Level,
+    cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
 ) -> anyhow::Result<Answer> {
     let shape = board.shape();
@@ -178,19 +208,23 @@ fn choose(
         #[cfg(target_arch = "x86_64")]
         if level == Level::Avx2 {
             if let Some(b) = state::canon::Avx2::new() {
-                return with_rules(&Ring3::new(b), board, depth, options, "ring3", observe);
+                return with_rules(&Ring3::new(b), board, depth, options, "ring3", cluster, observe);
             }
         }
-        return with_rules(&Ring3::new(Portable), board, depth, options, "ring3", observe);
+        return with_rules(&Ring3::new(Portable), board, depth, options, "ring3", cluster, observe);
     }
     match shape.width() {
-        Width::U32 => with_rules(&Grid::<u32>::new(shape, level), board, depth, options, "grid-u32", observe),
-        Width::U64 => with_rules(&Grid::<u64>::new(shape, level), board, depth, options, "grid-u64", observe),
+        Width::U32 => {
+            with_rules(&Grid::<u32>::new(shape, level), board, depth, options, "grid-u32", cluster, observe)
+        }
+        Width::U64 => {
+            with_rules(&Grid::<u64>::new(shape, level), board, depth, options, "grid-u64", cluster, observe)
+        }
         Width::U128 => {
-            with_rules(&Grid::<u128>::new(shape, level), board, depth, options, "grid-u128", observe)
+            with_rules(&Grid::<u128>::new(shape, level), board, depth, options, "grid-u128", cluster, observe)
         }
         Width::U192 => {
-            with_rules(&Grid::<U192>::new(shape, level), board, depth, options, "grid-u192", observe)
+            with_rules(&Grid::<U192>::new(shape, level), board, depth, options, "grid-u192", cluster, observe)
         }
     }
 }
@@ -201,12 +235,13 @@ fn with_rules<R: Rules>(
     depth: u32,
     options: &Options,
     path: &'static str,
+    cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
 ) -> anyhow::Result<Answer> {
     let outcome = if options.no_symmetry {
-        run_rules(&NoSymmetry(rules), path, board, depth, options, observe)?
+        run_rules(&NoSymmetry(rules), path, board, depth, options, cluster, observe)?
     } else {
-        run_rules(rules, path, board, depth, options, observe)?
+        run_rules(rules, path, board, depth, options, cluster, observe)?
     };
     Ok(Answer {
         answer: state::fold_lanes(&outcome.total),
@@ -215,6 +250,7 @@ fn with_rules<R: Rules>(
         backend: rules.level(),
         path,
         checkpoint: outcome.checkpoint.map(|(dir, bytes)| SavedCheckpoint { dir, bytes }),
+        ranks: outcome.ranks,
     })
 }
 
@@ -225,12 +261,13 @@ fn run_rules<R: Rules>(
     board: &Board,
     depth: u32,
     options: &Options,
+    cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
 ) -> anyhow::Result<driver::Outcome> {
     let orbits = weights::Orbits::of(rules, rules.pack(board.cells())).filter(|_| !options.lanes);
     match orbits {
-        Some(orbits) => run_weighted(rules, orbits, "orbits", path, board, depth, options, observe),
-        None => run_weighted(rules, weights::Lanes, "lanes", path, board, depth, options, observe),
+        Some(orbits) => run_weighted(rules, orbits, "orbits", path, board, depth, options, cluster, observe),
+        None => run_weighted(rules, weights::Lanes, "lanes", path, board, depth, options, cluster, observe),
     }
 }
 
@@ -245,6 +282,7 @@ fn run_weighted<R: Rules, W: weights::Weights>(
     board: &Board,
     depth: u32,
     options: &Options,
+    cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
 ) -> anyhow::Result<driver::Outcome> {
     let config = driver::RunConfig { all_depths: options.all_depths, count_boards: options.count_boards };
@@ -258,6 +296,16 @@ fn run_weighted<R: Rules, W: weights::Weights>(
         shape: (shape.rows(), shape.cols()),
         cells: board.cells().to_vec(),
         target: depth,
+        ranks: (cluster.size() > 1).then(|| (cluster.rank(), cluster.size())),
+    };
+    // With several ranks, each checkpoints into its own directory within the one given.
+    let own = |dir: &std::path::Path, resume: bool| -> anyhow::Result<std::path::PathBuf> {
+        if cluster.size() > 1 {
+            checkpoint::rank_dir(dir, cluster, resume)
+        } else {
+            checkpoint::refuse_cluster(dir)?;
+            Ok(dir.to_path_buf())
+        }
     };
     let mut storage = driver::Storage { work_dir: options.work_dir.clone(), ..driver::Storage::default() };
     let mut resume = None;
@@ -271,18 +319,28 @@ fn run_weighted<R: Rules, W: weights::Weights>(
             if options.all_depths {
                 anyhow::bail!("--all-depths cannot be combined with --resume (the answers of the depths before the checkpoint are not saved)");
             }
-            let (ck, manifest) = checkpoint::Checkpoint::resume(dir, &identity())?;
+            let dir = own(dir, true)?;
+            let (ck, manifest) = cluster::agree(cluster, checkpoint::Checkpoint::resume(&dir, &identity()))?;
+            let depths = cluster.all_gather(&[u64::from(manifest.depth)]);
+            if depths.iter().any(|&d| d != depths[0]) {
+                anyhow::bail!(
+                    "the ranks' checkpoints are at different depths ({depths:?}, by rank): the run was stopped while they were committing; it cannot resume"
+                );
+            }
             storage.checkpoint = Some(ck);
             resume = Some(manifest);
         }
-        (Some(dir), None) => storage.checkpoint = Some(checkpoint::Checkpoint::create(dir)?),
+        (Some(dir), None) => {
+            let dir = own(dir, false)?;
+            storage.checkpoint = Some(cluster::agree(cluster, checkpoint::Checkpoint::create(&dir))?);
+        }
         (None, None) => {}
     }
     if storage.checkpoint.is_some() {
         storage.identity = Some(identity());
     }
     let budget = budget::Budget::new(options.memory_limit);
-    let mut search = driver::Search::new(rules, weights, budget, storage);
+    let mut search = driver::Search::new(rules, weights, budget, storage, cluster);
     search.run(board.cells(), depth, config, resume, observe)
 }
 

@@ -38,6 +38,50 @@ pub struct DepthStats {
     pub bytes_written: u64,
     /// Bytes read from disk at this depth.
     pub bytes_read: u64,
+    /// In a search of several ranks: how the depth was shared out and what the ranks
+    /// exchanged (every other figure is then over all ranks: sums, the longest time, the
+    /// largest peak memory). `None` for one process.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<RankSpread>,
+}
+
+/// How a depth of a search of several ranks was shared out ([`DepthStats::ranks`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct RankSpread {
+    /// The number of ranks.
+    pub ranks: u32,
+    /// Positions of the rank that stored the most (the mean is
+    /// [`DepthStats::states`] / `ranks`).
+    pub states_max: u64,
+    /// Bytes of successors the ranks sent one another (each byte counted once, by its sender).
+    pub bytes_sent: u64,
+    /// Bytes the ranks received (equal to the bytes sent).
+    pub bytes_received: u64,
+    /// Seconds the slowest rank spent in exchanges (sending, receiving, filing what it
+    /// received, waiting for the others).
+    pub exchange_seconds: f64,
+    /// Exchanges in the depth (each a collective over every rank).
+    pub exchanges: u32,
+}
+
+/// One rank's own figures over a whole search ([`crate::Answer::ranks`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct RankSummary {
+    /// The rank.
+    pub rank: usize,
+    /// Positions it stored at its largest depth.
+    pub states_largest: u64,
+    /// Bytes it sent to other ranks.
+    pub bytes_sent: u64,
+    /// Bytes it received from other ranks.
+    pub bytes_received: u64,
+    /// Seconds it spent in exchanges.
+    pub exchange_seconds: f64,
+    /// Bytes it wrote to disk.
+    pub bytes_written: u64,
+    /// Its peak resident memory in bytes, as last read ([`DepthStats::peak_memory`]).
+    #[serde(rename = "peak_memory_bytes")]
+    pub peak_memory: u64,
 }
 
 /// What sees each depth's statistics as soon as the depth is done (for progress reports). It

@@ -69,6 +69,11 @@ pub struct Args {
     /// version), checkpointing on into DIR.
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+    /// Run as one rank of an MPI job: `mpirun -np N solver --mpi [OPTIONS] [FILE]`. Rank 0
+    /// reads the problem and prints; every other option applies to each rank on its own (its
+    /// threads, memory limit, work directory). Needs a build with `--features mpi`.
+    #[arg(long)]
+    pub mpi: bool,
 }
 
 /// `--backend`: the instruction set for the hot loops.
@@ -162,6 +167,9 @@ pub fn main() -> ExitCode {
             return deliver(Stdout::open(), e.render().to_string().as_bytes());
         }
     };
+    if args.mpi {
+        return mpi_main(&args);
+    }
     // The answer's way out is checked before any work: a closed stdout fails now.
     let stdout = Stdout::open();
     if let Err(e) = &stdout {
@@ -250,9 +258,25 @@ fn read_input(file: Option<&PathBuf>) -> Result<(Vec<u8>, String), (u8, String)>
 /// message. Statistics (with `--stats`) and the progress bar go to stderr; a failure to write
 /// the statistics is a failure of the run (exit 1).
 pub fn run(args: &Args) -> Result<String, (u8, String)> {
+    let problem = read_problem(args)?;
+    let options = options(args);
+    let started = Instant::now();
+    let mut progress = Progress::new(problem.depth, show_progress(args));
+    let answer = solve_observed(&problem.board, problem.depth, &options, &mut |s| progress.depth_done(s))
+        .map_err(failure)?;
+    progress.finish();
+    report(args, &problem, &answer, &options, started.elapsed().as_secs_f64())
+}
+
+/// The problem, read from the input and parsed.
+fn read_problem(args: &Args) -> Result<Problem, (u8, String)> {
     let (bytes, source) = read_input(args.file.as_ref())?;
-    let problem = parse_bytes(&bytes).map_err(|e| (2, format!("{source}: {e}")))?;
-    let options = Options {
+    parse_bytes(&bytes).map_err(|e| (2, format!("{source}: {e}")))
+}
+
+/// The search's options, as the arguments give them.
+fn options(args: &Args) -> Options {
+    Options {
         threads: args.threads,
         backend: args.backend.level(),
         general: args.general,
@@ -264,17 +288,30 @@ pub fn run(args: &Args) -> Result<String, (u8, String)> {
         work_dir: args.work_dir.clone(),
         checkpoint: args.checkpoint.clone(),
         resume: args.resume.clone(),
-    };
-    let started = Instant::now();
-    let show = !args.no_progress && io::stderr().is_terminal();
-    let mut progress = Progress::new(problem.depth, show);
-    let answer = solve_observed(&problem.board, problem.depth, &options, &mut |s| progress.depth_done(s))
-        .map_err(|e| {
-            // Disk trouble (unwritable, full, corrupt) is exit 1; refused options are exit 2.
-            let io = e.chain().any(|c| c.is::<io::Error>());
-            (if io { 1 } else { 2 }, format!("{e:#}"))
-        })?;
-    progress.finish();
+    }
+}
+
+/// True when the progress bar may show (stderr a terminal, and not refused).
+fn show_progress(args: &Args) -> bool {
+    !args.no_progress && io::stderr().is_terminal()
+}
+
+/// A failed search's exit code and message: disk trouble (unwritable, full, corrupt) is exit
+/// 1; refused options are exit 2.
+fn failure(e: anyhow::Error) -> (u8, String) {
+    let io = e.chain().any(|c| c.is::<io::Error>());
+    (if io { 1 } else { 2 }, format!("{e:#}"))
+}
+
+/// What goes on stdout for a finished search (the statistics and the checkpoint's place go
+/// to stderr).
+fn report(
+    args: &Args,
+    problem: &Problem,
+    answer: &Answer,
+    options: &Options,
+    seconds: f64,
+) -> Result<String, (u8, String)> {
     let unwritable = |e: io::Error| (1, format!("cannot write to stderr: {e}"));
     if let Some(ck) = &answer.checkpoint {
         writeln!(
@@ -286,18 +323,99 @@ pub fn run(args: &Args) -> Result<String, (u8, String)> {
         )
         .map_err(unwritable)?;
     }
-    let seconds = started.elapsed().as_secs_f64();
     if args.stats && !args.json {
-        io::stderr().write_all(stats_table(&problem, &answer).as_bytes()).map_err(unwritable)?;
+        io::stderr().write_all(stats_table(problem, answer).as_bytes()).map_err(unwritable)?;
     }
     if args.json {
-        let report = Report::new(&problem, &answer, &options, args.stats, seconds);
+        let report = Report::new(problem, answer, options, args.stats, seconds);
         return Ok(serde_json::to_string_pretty(&report).expect("plain data serialises") + "\n");
     }
     if args.all_depths {
         Ok(answer.answers.iter().enumerate().map(|(d, a)| format!("{d} {a}\n")).collect())
     } else {
         Ok(format!("{}\n", answer.answer))
+    }
+}
+
+/// `--mpi` in a build without the `mpi` feature: refused.
+#[cfg(not(feature = "mpi"))]
+fn mpi_main(_: &Args) -> ExitCode {
+    let _ = writeln!(
+        io::stderr(),
+        "error: --mpi: this solver was built without MPI (build it with `cargo build --release -p solver --features mpi`)"
+    );
+    ExitCode::from(2)
+}
+
+/// One rank of an MPI job. Rank 0 reads and checks the problem and sends its text to every
+/// rank (or its failure: then every rank ends with rank 0's exit code); every rank solves
+/// with its own options; rank 0 prints. An error on any rank, or a panic, is printed with the
+/// rank's number and ends every rank of the job (`MPI_Abort`): the others would wait for it
+/// for ever. Nothing goes to stdout unless every rank finished.
+#[cfg(feature = "mpi")]
+fn mpi_main(args: &Args) -> ExitCode {
+    let (_universe, ranks) = match crate::mpi::start() {
+        Ok(started) => started,
+        Err(e) => {
+            let _ = writeln!(io::stderr(), "error: --mpi: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let rank = crate::Cluster::rank(&ranks);
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default_hook(info);
+        let _ = writeln!(io::stderr(), "rank {rank}: panicked; ending every rank");
+        crate::mpi::abort(101)
+    }));
+    // Rank 0's status (0, or the exit code of its failure) and then the problem's text.
+    let mut message = vec![0u8];
+    let stdout = (rank == 0).then(Stdout::open);
+    if rank == 0 {
+        let read = match &stdout {
+            Some(Err(e)) => Err((1, format!("cannot write to stdout: {e}"))),
+            _ => read_input(args.file.as_ref()).and_then(|(bytes, source)| {
+                parse_bytes(&bytes).map(|_| bytes).map_err(|e| (2, format!("{source}: {e}")))
+            }),
+        };
+        match read {
+            Ok(bytes) => message.extend_from_slice(&bytes),
+            Err((code, msg)) => {
+                let _ = writeln!(io::stderr(), "error: {msg}");
+                message[0] = code;
+            }
+        }
+    }
+    ranks.broadcast(&mut message);
+    if message[0] != 0 {
+        return ExitCode::from(message[0]);
+    }
+    let fail = |(code, msg): (u8, String)| -> ! {
+        let _ = writeln!(io::stderr(), "rank {rank}: error: {msg}");
+        crate::mpi::abort(i32::from(code))
+    };
+    let problem = parse_bytes(&message[1..]).unwrap_or_else(|e| fail((2, e.to_string())));
+    let options = options(args);
+    let started = Instant::now();
+    let mut progress = Progress::new(problem.depth, rank == 0 && show_progress(args));
+    let answer = crate::solve_distributed(&problem.board, problem.depth, &options, &ranks, &mut |s| {
+        progress.depth_done(s)
+    })
+    .unwrap_or_else(|e| fail(failure(e)));
+    progress.finish();
+    let Some(stdout) = stdout else { return ExitCode::SUCCESS };
+    let mut answer = answer;
+    if let (Some(ck), Some(dir)) = (&mut answer.checkpoint, args.checkpoint.as_ref().or(args.resume.as_ref()))
+    {
+        // Rank 0's part is in a directory of its own; the checkpoint is the one given.
+        ck.dir.clone_from(dir);
+    }
+    match report(args, &problem, &answer, &options, started.elapsed().as_secs_f64()) {
+        Ok(out) => deliver(stdout, out.as_bytes()),
+        Err((code, msg)) => {
+            let _ = writeln!(io::stderr(), "error: {msg}");
+            ExitCode::from(code)
+        }
     }
 }
 
@@ -339,6 +457,54 @@ fn stats_table(problem: &Problem, answer: &Answer) -> String {
             s.bytes_read as f64 / (1 << 20) as f64
         );
     }
+    if answer.ranks.len() > 1 {
+        out += &rank_tables(answer);
+    }
+    out
+}
+
+/// The `--stats` tables of an MPI job: per depth, how the positions were shared out and what
+/// the ranks exchanged; per rank, its own figures.
+fn rank_tables(answer: &Answer) -> String {
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    let mut out = format!(
+        "# exchanges between {} ranks\n{:>6} {:>12} {:>12} {:>10} {:>10} {:>10}\n",
+        answer.ranks.len(),
+        "depth",
+        "states_max",
+        "states_mean",
+        "sent_MiB",
+        "exchanges",
+        "exch_s"
+    );
+    for s in &answer.stats {
+        let Some(r) = s.ranks else { continue };
+        out += &format!(
+            "{:>6} {:>12} {:>12.0} {:>10.1} {:>10} {:>10.4}\n",
+            s.depth,
+            r.states_max,
+            s.states as f64 / f64::from(r.ranks.max(1)),
+            mib(r.bytes_sent),
+            r.exchanges,
+            r.exchange_seconds
+        );
+    }
+    out += &format!(
+        "# per rank\n{:>6} {:>14} {:>10} {:>10} {:>10} {:>10} {:>9}\n",
+        "rank", "states_largest", "sent_MiB", "recv_MiB", "exch_s", "write_MiB", "peak_MiB"
+    );
+    for r in &answer.ranks {
+        out += &format!(
+            "{:>6} {:>14} {:>10.1} {:>10.1} {:>10.4} {:>10.1} {:>9.1}\n",
+            r.rank,
+            r.states_largest,
+            mib(r.bytes_sent),
+            mib(r.bytes_received),
+            r.exchange_seconds,
+            mib(r.bytes_written),
+            mib(r.peak_memory)
+        );
+    }
     out
 }
 
@@ -357,6 +523,9 @@ struct Report {
     answers: Option<Vec<u32>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stats: Option<Vec<DepthStats>>,
+    /// With `--stats`, in an MPI job: each rank's own figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ranks: Option<Vec<crate::RankSummary>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -379,6 +548,7 @@ impl Report {
             peak_memory_bytes: crate::peak_memory(),
             answers: options.all_depths.then(|| answer.answers.clone()),
             stats: stats.then(|| answer.stats.clone()),
+            ranks: (stats && answer.ranks.len() > 1).then(|| answer.ranks.clone()),
         }
     }
 }

@@ -34,6 +34,8 @@ mod driver;
 mod home;
 mod input;
 mod kernels;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod stats;
 mod weights;
 

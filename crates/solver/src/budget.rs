@@ -185,10 +185,11 @@ impl Budget {
     /// Bytes of mail (successors other ranks own, [`crate::home::Outbox`]) a rank holds before
     /// it exchanges them: [`MAIL_BYTES`], or a 64th of a smaller limit (the combining sets
     /// take about three times what they hold, within the eighth the plan leaves free), but
-    /// never under 16 KiB.
+    /// never under 256 KiB (below that, meeting the other ranks costs more than the exchange
+    /// moves).
     pub(crate) fn mail_bytes(&self) -> usize {
         match self.given {
-            Some(l) => ((l / 64) as usize).clamp(16 << 10, MAIL_BYTES),
+            Some(l) => ((l / 64) as usize).clamp(256 << 10, MAIL_BYTES),
             None => MAIL_BYTES,
         }
     }

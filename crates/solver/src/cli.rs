@@ -167,6 +167,8 @@ pub fn main() -> ExitCode {
             return deliver(Stdout::open(), e.render().to_string().as_bytes());
         }
     };
+    #[cfg(unix)]
+    crate::on_first_scratch(remove_scratch_on_signals);
     if args.mpi {
         return mpi_main(&args);
     }
@@ -183,6 +185,22 @@ pub fn main() -> ExitCode {
             ExitCode::from(code)
         }
     }
+}
+
+/// Starts a thread that, when SIGTERM, SIGINT or SIGHUP comes, removes the run's scratch
+/// directories and ends the process (exit 128 + the signal's number): a process ended by a
+/// signal runs no destructors, and `mpirun` ends the other ranks of an aborted job with
+/// SIGTERM.
+#[cfg(unix)]
+fn remove_scratch_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) else { return };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            crate::remove_scratch();
+            std::process::exit(128 + signal);
+        }
+    });
 }
 
 /// Standard output, checked: the standard library's `Stdout` takes a closed descriptor for a

@@ -80,8 +80,14 @@ impl Scratch {
         let name = making.path().file_name().expect("a temporary directory has a name").to_string_lossy();
         let path = parent.join(&name[1..]);
         std::fs::rename(making.path(), &path).map_err(at("cannot create work directory", &path))?;
-        // Owned under its final name from here on (removed when dropped).
+        // Owned under its final name from here on (removed when dropped, or by
+        // [`remove_live`]).
         let _ = making.keep();
+        LIVE.lock().unwrap_or_else(|e| e.into_inner()).push(path.clone());
+        if let Some(first) = ON_FIRST.get() {
+            static CALLED: std::sync::Once = std::sync::Once::new();
+            CALLED.call_once(*first);
+        }
         let pool =
             Arc::new(Pool { dir: path.clone(), free: Mutex::new(Vec::new()), made: AtomicUsize::new(0) });
         Ok(Scratch { dir: path, _lock: lock, pool })
@@ -101,7 +107,21 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
+        LIVE.lock().unwrap_or_else(|e| e.into_inner()).retain(|d| *d != self.dir);
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The scratch directories alive in this process.
+static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// What to call when this process first makes a scratch directory ([`crate::on_first_scratch`]).
+pub(crate) static ON_FIRST: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Removes every scratch directory alive in this process (see [`crate::remove_scratch`]).
+pub(crate) fn remove_live() {
+    for dir in LIVE.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 

@@ -131,6 +131,21 @@ pub struct Answer {
     pub ranks: Vec<RankSummary>,
 }
 
+/// Removes the scratch directories of every search running in this process (where their
+/// partitions on disk live). For a process about to end without running destructors (on a
+/// signal, or when an MPI job is aborted): the searches must not go on. The `solver` binary
+/// calls it when SIGTERM, SIGINT or SIGHUP come ([`on_first_scratch`]).
+pub fn remove_scratch() {
+    home::remove_live();
+}
+
+/// Has `first` called once, when a search of this process first makes a scratch directory
+/// (the `solver` binary then starts watching for signals, so that the runs that never go to
+/// disk start no thread). The first call to this function sets it; later calls do nothing.
+pub fn on_first_scratch(first: fn()) {
+    let _ = home::ON_FIRST.set(first);
+}
+
 /// Solves `board` at `depth`.
 ///
 /// # Errors

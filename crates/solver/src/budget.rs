@@ -119,9 +119,9 @@ pub(crate) fn partition_of(hash: u64, bits: u32) -> usize {
 }
 
 /// Bytes of mail a rank holds at most before it exchanges them ([`Budget::mail_bytes`]):
-/// enough that an exchange moves far more than it costs to meet, few enough that the
-/// combining sets stay near the caches.
-const MAIL_BYTES: usize = 4 << 20;
+/// enough that an exchange moves far more than it costs to meet, few enough that the buffers
+/// stay near the caches.
+const MAIL_BYTES: usize = 1 << 20;
 
 impl Budget {
     /// A budget of `limit` bytes, or [`default_memory_limit`].
@@ -183,10 +183,9 @@ impl Budget {
     }
 
     /// Bytes of mail (successors other ranks own, [`crate::home::Outbox`]) a rank holds before
-    /// it exchanges them: [`MAIL_BYTES`], or a 64th of a smaller limit (the combining sets
-    /// take about three times what they hold, within the eighth the plan leaves free), but
-    /// never under 256 KiB (below that, meeting the other ranks costs more than the exchange
-    /// moves).
+    /// it exchanges them: [`MAIL_BYTES`], or a 64th of a smaller limit (within the eighth the
+    /// plan leaves free; the exchange's buffers hold as much again), but never under 256 KiB
+    /// (below that, meeting the other ranks costs more than the exchange moves).
     pub(crate) fn mail_bytes(&self) -> usize {
         match self.given {
             Some(l) => ((l / 64) as usize).clamp(256 << 10, MAIL_BYTES),

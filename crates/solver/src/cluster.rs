@@ -32,10 +32,10 @@ pub trait Cluster: Sync {
     fn size(&self) -> usize;
 
     /// Sends `counts[j]` bytes of `send` (the ranks' pieces one after another, in rank order)
-    /// to each rank `j`; returns the bytes every rank sent this one, in rank order, and their
-    /// counts. Callers keep every count, and their sum, below 2^31 ([`exchange`] sends in
-    /// pieces).
-    fn all_to_all(&self, send: &[u8], counts: &[usize]) -> (Vec<u8>, Vec<usize>);
+    /// to each rank `j`; puts the bytes every rank sent this one in `recv` (in rank order,
+    /// replacing what it held) and returns their counts. Callers keep every count, and their
+    /// sum, below 2^31 ([`exchange`] sends in pieces).
+    fn all_to_all(&self, send: &[u8], counts: &[usize], recv: &mut Vec<u8>) -> Vec<usize>;
 
     /// Every rank's `mine` (of the same length on every rank), in rank order.
     fn all_gather(&self, mine: &[u64]) -> Vec<u64>;
@@ -54,8 +54,10 @@ impl Cluster for Solo {
         1
     }
 
-    fn all_to_all(&self, send: &[u8], counts: &[usize]) -> (Vec<u8>, Vec<usize>) {
-        (send.to_vec(), counts.to_vec())
+    fn all_to_all(&self, send: &[u8], counts: &[usize], recv: &mut Vec<u8>) -> Vec<usize> {
+        recv.clear();
+        recv.extend_from_slice(send);
+        counts.to_vec()
     }
 
     fn all_gather(&self, mine: &[u64]) -> Vec<u64> {
@@ -152,7 +154,7 @@ impl Cluster for InProcess {
         self.hub.size
     }
 
-    fn all_to_all(&self, send: &[u8], counts: &[usize]) -> (Vec<u8>, Vec<usize>) {
+    fn all_to_all(&self, send: &[u8], counts: &[usize], recv: &mut Vec<u8>) -> Vec<usize> {
         let n = self.hub.size;
         assert_eq!(counts.len(), n, "one count a rank");
         self.collective(
@@ -164,11 +166,10 @@ impl Cluster for InProcess {
                 }
             },
             |st| {
+                recv.clear();
                 let pieces: Vec<&Vec<u8>> = (0..n).map(|from| &st.bytes[from * n + self.rank]).collect();
-                (
-                    pieces.iter().flat_map(|p| p.iter().copied()).collect(),
-                    pieces.iter().map(|p| p.len()).collect(),
-                )
+                pieces.iter().for_each(|p| recv.extend_from_slice(p));
+                pieces.iter().map(|p| p.len()).collect()
             },
         )
     }
@@ -230,17 +231,28 @@ pub(crate) struct Moved {
     pub all_done: bool,
 }
 
-/// One exchange of records of `record` bytes: sends `mail[j]` (whole records) to each rank `j`
-/// (nothing to itself), hands `deliver` the records every rank sent this one, a piece at a
-/// time (at most [`PIECE_BYTES`] from each rank), and says whether every rank said `done`.
-/// Collective: every rank calls it, and as often as the others.
+/// The buffers of a rank's exchanges, kept from one to the next (fresh ones each time would
+/// be fresh pages each time, each a fault and a clearing).
+#[derive(Debug, Default)]
+pub(crate) struct Buffers {
+    /// Per rank, what goes to it.
+    pub mail: Vec<Vec<u8>>,
+    send: Vec<u8>,
+    recv: Vec<u8>,
+}
+
+/// One exchange of records of `record` bytes: sends `bufs.mail[j]` (whole records) to each
+/// rank `j` (nothing to itself), hands `deliver` the records every rank sent this one, a
+/// piece at a time (at most [`PIECE_BYTES`] from each rank), and says whether every rank said
+/// `done`. Collective: every rank calls it, and as often as the others.
 pub(crate) fn exchange(
     cluster: &dyn Cluster,
-    mail: &[Vec<u8>],
+    bufs: &mut Buffers,
     record: usize,
     done: bool,
     mut deliver: impl FnMut(&[u8]),
 ) -> Moved {
+    let Buffers { mail, send, recv } = bufs;
     let n = cluster.size();
     let largest = mail.iter().map(Vec::len).max().unwrap_or(0) as u64;
     let all = cluster.all_gather(&[largest, u64::from(done)]);
@@ -248,7 +260,6 @@ pub(crate) fn exchange(
     let largest = all.chunks(2).map(|r| r[0]).max().unwrap_or(0) as usize;
     let piece = (PIECE_BYTES.min((i32::MAX as usize) / n) / record).max(1) * record;
     let mut moved = Moved { all_done, ..Moved::default() };
-    let mut send = Vec::new();
     let mut counts = vec![0; n];
     for start in (0..largest.div_ceil(piece)).map(|k| k * piece) {
         send.clear();
@@ -261,10 +272,10 @@ pub(crate) fn exchange(
             counts[j] = part.len();
             send.extend_from_slice(part);
         }
-        let (got, _) = cluster.all_to_all(&send, &counts);
+        cluster.all_to_all(send, &counts, recv);
         moved.sent += send.len() as u64;
-        moved.received += got.len() as u64;
-        deliver(&got);
+        moved.received += recv.len() as u64;
+        deliver(recv);
     }
     moved
 }
@@ -326,7 +337,8 @@ mod tests {
                         let mail: Vec<Vec<u8>> =
                             (0..n).map(|j| vec![me as u8; PIECE_BYTES + j + 1]).collect();
                         let mut received = vec![0u8; 0];
-                        let moved = exchange(&c, &mail, 1, me != 1, |b| received.extend_from_slice(b));
+                        let mut bufs = Buffers { mail, ..Buffers::default() };
+                        let moved = exchange(&c, &mut bufs, 1, me != 1, |b| received.extend_from_slice(b));
                         assert_eq!(moved.received as usize, received.len());
                         (received, moved.all_done)
                     })

@@ -104,6 +104,8 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     ranks: Ranks,
     /// What this rank's exchanges moved during the current depth.
     moved: Moved,
+    /// The buffers of its exchanges.
+    bufs: cluster::Buffers,
     /// This rank's own figures over the whole search.
     mine: RankSummary,
     /// The source being expanded: the current depth's memory home, then each of its
@@ -216,6 +218,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             cluster,
             ranks: Ranks::of(cluster),
             moved: Moved::default(),
+            bufs: cluster::Buffers::default(),
             mine: RankSummary::default(),
             cur: Frontier::new(0),
             next: Frontier::new(0),
@@ -734,7 +737,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         if let (true, Some(outbox)) = (remote, &outbox) {
             // This rank's sources are done: its last mail goes, and it takes what the others
             // send until every rank is done.
-            while !post(self.cluster, outbox, &mut self.next, true, &mut self.moved) {}
+            while !post(self.cluster, outbox, &mut self.next, true, (&mut self.bufs, &mut self.moved)) {}
             if self.count_boards {
                 self.share_ended();
             }
@@ -799,7 +802,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// ranks is one board). Collective.
     fn share_ended(&mut self) {
         let record = home::mail_record::<R::Key, W::Count>();
-        let mut mail = vec![Vec::new(); self.ranks.n];
+        let mut bufs = cluster::Buffers::default();
+        let mail = &mut bufs.mail;
+        mail.resize_with(self.ranks.n, Vec::new);
         let mut own = CountSet::new(0);
         for (k, c) in self.ended.iter() {
             let to = self.ranks.owner(frontier::key_hash(&k));
@@ -811,7 +816,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             }
         }
         let ks = std::mem::size_of::<R::Key>();
-        let m = cluster::exchange(self.cluster, &mail, record, true, |got| {
+        let m = cluster::exchange(self.cluster, &mut bufs, record, true, |got| {
             for r in got.chunks_exact(record) {
                 let k: R::Key = bytemuck::pod_read_unaligned(&r[..ks]);
                 own.insert(k, &bytemuck::pod_read_unaligned(&r[ks..]));
@@ -891,7 +896,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         self.plan_chunks(if striped { STRIPED_SHARES * threads } else { 1 });
         let (rules, weights, cur, next, fanout) =
             (self.rules, self.weights, &self.cur, &mut self.next, self.fanout);
-        let moved = &mut self.moved;
+        let (moved, bufs) = (&mut self.moved, &mut self.bufs);
         let (mut records, mut ended) = (0, W::Sum::zero());
         // What an expanded chunk found besides the successors it stored or bucketed.
         let mut gather = |c: &Chunk<R::Key, W::Sum>, ended_set: &mut CountSet<R::Key, W::Count>| {
@@ -1020,7 +1025,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 self.phase_seconds[1] += t1.elapsed().as_secs_f64();
                 if let (true, Some(outbox)) = (remote, outbox) {
                     if outbox.mail_len() >= mail {
-                        post(cluster, outbox, next, false, moved);
+                        post(cluster, outbox, next, false, (&mut *bufs, &mut *moved));
                     }
                 }
             }
@@ -1046,7 +1051,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                         (kept, _) = (k, drop(sender));
                         gather(c, &mut self.ended);
                         if remote && outbox.mail_len() >= mail {
-                            post(cluster, outbox, next, false, moved);
+                            post(cluster, outbox, next, false, (&mut *bufs, &mut *moved));
                         }
                     }
                 }
@@ -1065,11 +1070,11 @@ fn post<K: PackedKey, C: Tally>(
     outbox: &Outbox<K, C>,
     next: &mut Frontier<K, C>,
     done: bool,
-    moved: &mut Moved,
+    (bufs, moved): (&mut cluster::Buffers, &mut Moved),
 ) -> bool {
     let t = Instant::now();
-    let mail = outbox.take_mail();
-    let m = cluster::exchange(cluster, &mail, home::mail_record::<K, C>(), done, |got| {
+    outbox.take_mail(&mut bufs.mail);
+    let m = cluster::exchange(cluster, bufs, home::mail_record::<K, C>(), done, |got| {
         home::deliver(got, next, outbox)
     });
     moved.sent += m.sent;

@@ -14,8 +14,9 @@
 //!   set, and the same kernels run on it as on the memory home.
 //!
 //! **The third home: another rank.** In a search of several ranks ([`crate::cluster`]), the
-//! successors owned by another rank go to the same outbox, into its *mail*: one combining set
-//! a destination a thread (a successor reached twice is sent once, its counts added). The
+//! successors owned by another rank go to the same outbox, into its *mail*: one buffer of
+//! records a destination a thread, so that each exchange sends each rank one message (the
+//! owner's set adds the counts of a successor sent twice, as it does for its own). The
 //! driver takes the mail ([`Outbox::take_mail`]) whenever it passes its bound and at the end
 //! of the depth, exchanges it with every other rank, and files what it receives with
 //! [`deliver`]: into the memory home, or the outbox's files for the partitions it keeps on
@@ -248,9 +249,8 @@ impl Away {
 
 /// Where the successors of the partitions kept on disk go while a depth is built (record
 /// files, one a partition a writing thread), and those other ranks own (their mail, one
-/// combining set a rank a thread). Each thread writes its own files and sets (through a
-/// [`Sender`]), so no lock is ever contended and a successor costs one copy into a buffer, or
-/// one insertion into a set.
+/// buffer of records a rank a thread). Each thread writes its own files and buffers (through
+/// a [`Sender`]), so no lock is ever contended and a successor costs one copy into a buffer.
 pub(crate) struct Outbox<K: Pod + Eq + Send + Sync, C: Tally> {
     plan: Plan,
     /// Where the files go (none when nothing goes to disk).
@@ -266,7 +266,7 @@ pub(crate) struct Outbox<K: Pod + Eq + Send + Sync, C: Tally> {
 /// (kernels cannot return one; the driver checks after the depth).
 struct Writers<K: Pod + Eq + Send + Sync, C: Tally> {
     files: Vec<Option<(PathBuf, RecordWriter<K, C>)>>,
-    mail: Vec<CountSet<K, C>>,
+    mail: Vec<Vec<u8>>,
     error: Option<io::Error>,
 }
 
@@ -290,7 +290,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Outbox<K, C> {
             .map(|_| {
                 Mutex::new(Writers {
                     files: (0..away).map(|_| None).collect(),
-                    mail: (0..ranks.n).map(|_| CountSet::new(0)).collect(),
+                    mail: vec![Vec::new(); ranks.n],
                     error: None,
                 })
             })
@@ -320,32 +320,24 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Outbox<K, C> {
     /// Records waiting in the mail, over every thread.
     pub(crate) fn mail_len(&self) -> usize {
         let len = |w: &Mutex<Writers<K, C>>| {
-            w.lock().unwrap_or_else(|e| e.into_inner()).mail.iter().map(CountSet::len).sum::<usize>()
+            w.lock().unwrap_or_else(|e| e.into_inner()).mail.iter().map(Vec::len).sum::<usize>()
         };
-        self.threads.iter().map(len).sum()
+        self.threads.iter().map(len).sum::<usize>() / mail_record::<K, C>()
     }
 
-    /// Takes the mail: for each rank, the records ([`mail_record`] bytes each) its successors
-    /// make, every thread's one after another (each thread's combined).
-    pub(crate) fn take_mail(&self) -> Vec<Vec<u8>> {
-        let record = mail_record::<K, C>();
-        let mut mail: Vec<Vec<u8>> = vec![Vec::new(); self.ranks.n];
+    /// Takes the mail into `mail` (emptied first): for each rank, the records
+    /// ([`mail_record`] bytes each) of the successors it owns, every thread's one after
+    /// another.
+    pub(crate) fn take_mail(&self, mail: &mut Vec<Vec<u8>>) {
+        mail.resize_with(self.ranks.n, Vec::new);
+        mail.iter_mut().for_each(Vec::clear);
         for w in &self.threads {
             let mut w = w.lock().unwrap_or_else(|e| e.into_inner());
-            for (out, set) in mail.iter_mut().zip(&mut w.mail) {
-                if set.is_empty() {
-                    continue;
-                }
-                out.reserve(set.len() * record);
-                for (k, c) in set.iter() {
-                    out.extend_from_slice(bytemuck::bytes_of(&k));
-                    out.extend_from_slice(bytemuck::bytes_of(c));
-                }
-                let keys = set.len();
-                set.clear_for(keys);
+            for (out, mine) in mail.iter_mut().zip(&mut w.mail) {
+                out.extend_from_slice(mine);
+                mine.clear();
             }
         }
-        mail
     }
 
     /// Finishes every file: the partitions on disk with the files they received (none for a
@@ -358,7 +350,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Outbox<K, C> {
         let mut bytes = 0;
         for w in self.threads {
             let w = w.into_inner().unwrap_or_else(|e| e.into_inner());
-            debug_assert!(w.mail.iter().all(CountSet::is_empty), "the mail was taken");
+            debug_assert!(w.mail.iter().all(Vec::is_empty), "the mail was taken");
             if let Some(e) = w.error {
                 return Err(e);
             }
@@ -389,7 +381,9 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Sender<'_, K, C> {
     pub(crate) fn push(&mut self, to: usize, key: &K, counts: &C) {
         let parts = self.outbox.plan.parts();
         if to >= parts {
-            self.writers.mail[to - parts].insert(*key, counts);
+            let mail = &mut self.writers.mail[to - parts];
+            mail.extend_from_slice(bytemuck::bytes_of(key));
+            mail.extend_from_slice(bytemuck::bytes_of(counts));
             return;
         }
         let i = to - self.outbox.plan.resident;

@@ -65,7 +65,7 @@ impl Cluster for Mpi {
         self.size
     }
 
-    fn all_to_all(&self, send: &[u8], counts: &[usize]) -> (Vec<u8>, Vec<usize>) {
+    fn all_to_all(&self, send: &[u8], counts: &[usize], recv: &mut Vec<u8>) -> Vec<usize> {
         let world = SimpleCommunicator::world();
         let as_count = |c: usize| Count::try_from(c).expect("exchanges go in pieces below 2^31 bytes");
         let send_counts: Vec<Count> = counts.iter().map(|&c| as_count(c)).collect();
@@ -77,7 +77,8 @@ impl Cluster for Mpi {
         as_count(total);
         // Buffers of a byte at least, so that two empty ones never share an address (MPI
         // refuses a receive buffer that is the send buffer).
-        let mut recv = vec![0u8; total.max(1)];
+        recv.clear();
+        recv.resize(total.max(1), 0);
         let one = [0u8];
         let send = if send.is_empty() { &one[..] } else { send };
         let (send_displs, recv_displs) = (displacements(&send_counts), displacements(&recv_counts));
@@ -87,7 +88,7 @@ impl Cluster for Mpi {
             world.all_to_all_varcount_into(&outgoing, &mut incoming);
         }
         recv.truncate(total);
-        (recv, recv_counts.iter().map(|&c| c as usize).collect())
+        recv_counts.iter().map(|&c| c as usize).collect()
     }
 
     fn all_gather(&self, mine: &[u64]) -> Vec<u64> {

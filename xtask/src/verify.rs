@@ -219,3 +219,152 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     }
     Ok(())
 }
+
+/// `mpirun` for a job on this machine: as root if need be, more ranks than cores allowed, and
+/// the shared-memory transport chosen up front (probing the network interfaces' components
+/// costs 0.2 s a job).
+pub fn mpirun() -> Command {
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl", "self,vader"]);
+    cmd
+}
+
+/// Builds the solver with the `mpi` feature (a target directory of its own, so that it and
+/// the default build do not rebuild each other's binary) and returns its path.
+pub fn build_mpi_solver(root: &Path) -> Result<PathBuf> {
+    run_cmd(Command::new(env!("CARGO")).args([
+        "build",
+        "--release",
+        "--quiet",
+        "-p",
+        "solver",
+        "--features",
+        "mpi",
+        "--target-dir",
+        "target/mpi",
+    ]))?;
+    Ok(root.join("target/mpi/release/solver"))
+}
+
+/// What no number of ranks may change in a `--json --stats --all-depths` report: the answer,
+/// every depth's answer, and each depth's positions, boards, records, ended paths and hashes.
+fn figures(report: &serde_json::Value) -> String {
+    let depths: Vec<String> = report["stats"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|s| {
+                    format!(
+                        "{} {} {} {} {} {}",
+                        s["depth"], s["states"], s["boards"], s["records"], s["ended_paths"], s["ended"]
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("{} {} {:?}", report["answer"], report["answers"], depths)
+}
+
+/// Runs `cmd` on `input` (with a time limit: a hung job fails); returns its stdout, or `None`
+/// when it failed.
+fn output_of(mut cmd: Command, input: &Path) -> Result<Option<String>> {
+    let mut child = cmd
+        .stdin(std::fs::File::open(input)?)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("cannot start {cmd:?}"))?;
+    let t = Instant::now();
+    while child.try_wait()?.is_none() {
+        if t.elapsed().as_secs() > 900 {
+            let _ = child.kill();
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let out = child.wait_with_output()?;
+    Ok(out.status.success().then(|| String::from_utf8_lossy(&out.stdout).to_string()))
+}
+
+/// `cargo xtask verify-mpi`: every fixture, 3x3 deep cases, the empty 4x4 to depth 16 and a
+/// 5x5 case through `mpirun -np 1`, `2` and `3` of the `mpi` build, in memory and with each
+/// rank's frontier on disk (`--memory-limit 1M`), against one process of the default build:
+/// fixtures by answers and per-depth figures (`--json --stats --all-depths`), the larger
+/// cases by their answers.
+pub fn run_mpi(root: &Path, args: &[String]) -> Result<()> {
+    if let Some(extra) = args.first() {
+        bail!("verify-mpi: unexpected argument `{extra}`");
+    }
+    let exe = build_solver(root)?;
+    let mpi = build_mpi_solver(root)?;
+    let scratch = root.join("target/verify-mpi-scratch");
+    std::fs::create_dir_all(&scratch)?;
+    let disk =
+        ["--memory-limit".to_string(), "1M".into(), "--work-dir".into(), scratch.display().to_string()];
+    let generated = root.join("target/verify-mpi-cases");
+    std::fs::create_dir_all(&generated)?;
+    let mut larger = Vec::new();
+    for (name, text) in [
+        ("3x3_corner_d40", "40\n1 0 0\n0 0 0\n0 0 0\n"),
+        ("3x3_edge_d40", "40\n0 1 0\n0 0 0\n0 0 0\n"),
+        ("3x3_empty_d40", "40\n0 0 0\n0 0 0\n0 0 0\n"),
+        ("4x4_empty_d16", "16\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n"),
+        ("5x5_empty_d10", "10\n0 0 0 0 0\n0 0 0 0 0\n0 0 0 0 0\n0 0 0 0 0\n0 0 0 0 0\n"),
+    ] {
+        let path = generated.join(format!("{name}.in"));
+        std::fs::write(&path, text)?;
+        larger.push((name.to_string(), path));
+    }
+    println!("| case | ranks | frontier | seconds | verdict |");
+    println!("|---|---|---|---|---|");
+    let (mut runs, mut failed) = (0, 0);
+    let mut check =
+        |name: &str, input: &Path, flags: &[&str], compare: &dyn Fn(&str) -> String| -> Result<()> {
+            let want = output_of(
+                {
+                    let mut c = Command::new(&exe);
+                    c.args(flags);
+                    c
+                },
+                input,
+            )?
+            .context("the single process failed")?;
+            let want = compare(&want);
+            for n in 1..=3 {
+                for (home, extra) in [("memory", &[][..]), ("disk", &disk[..])] {
+                    let mut cmd = mpirun();
+                    cmd.args(["-np", &n.to_string()]).arg(&mpi).arg("--mpi").args(flags).args(extra);
+                    let t = Instant::now();
+                    let got = output_of(cmd, input)?.map(|o| compare(&o));
+                    let ok = got.as_deref() == Some(want.as_str());
+                    runs += 1;
+                    failed += usize::from(!ok);
+                    println!(
+                        "| {name} | {n} | {home} | {:.2} | {} |",
+                        t.elapsed().as_secs_f64(),
+                        if ok { "ok" } else { "MISMATCH" }
+                    );
+                }
+            }
+            Ok(())
+        };
+    let counted =
+        |out: &str| serde_json::from_str(out).map_or_else(|_| "unreadable".to_string(), |v| figures(&v));
+    for case in cases(root)? {
+        check(&case.name, &case.input, &["--json", "--stats", "--all-depths"], &counted)?;
+    }
+    for (name, input) in &larger {
+        check(name, input, &[], &|out: &str| out.trim().to_string())?;
+    }
+    println!("\nMPI runs: {} agreed with one process, {failed} did not", runs - failed);
+    let left = std::fs::read_dir(&scratch)?.count();
+    std::fs::remove_dir_all(&scratch)?;
+    std::fs::remove_dir_all(&generated)?;
+    if left > 0 {
+        bail!("scratch files left by the runs on disk: {left}");
+    }
+    if failed > 0 {
+        bail!("{failed} MPI run(s) disagreed with one process");
+    }
+    Ok(())
+}

@@ -1,14 +1,14 @@
 //! Ranks: the processes of a distributed search, and a partition's third home.
 //!
 //! A search may run as `n` cooperating *ranks* (MPI processes, or threads of one process in
-//! tests). Every position has one owner, [`Ranks::owner`], chosen by hash bits that no set reads
-//! for its slots; each rank stores, expands and counts only the positions it owns. While a
-//! depth is built, the successors a rank makes for another rank wait in its outbox's *mail*
-//! (one combining set a destination, [`crate::home::Outbox`]); when a rank's mail passes its
-//! bound, and once more when its sources are all expanded, the rank joins an exchange
-//! ([`exchange`]): every rank sends each other rank its mail and files what it receives into
-//! its own next frontier. Exchanges are collective: every rank makes the same number of them,
-//! each saying whether it is done, and a depth's exchanges end when all are.
+//! tests). Every position has one owner, chosen by hash bits that no set reads for its slots;
+//! each rank stores, expands and counts only the positions it owns. While a depth is built,
+//! the successors a rank makes for another rank wait in its outbox's *mail* (one buffer of
+//! records a destination); when a rank's mail passes its bound, and once more when its
+//! sources are all expanded, the rank joins an exchange: every rank sends each other rank its
+//! mail and files what it receives into its own next frontier. Exchanges are collective:
+//! every rank makes the same number of them, each saying whether it is done, and a depth's
+//! exchanges end when all are.
 //!
 //! [`Cluster`] is what the search needs of the ranks: who it is, how many there are, an
 //! all-to-all of bytes and an all-gather of numbers. [`Solo`] is one process alone;

@@ -34,7 +34,7 @@ pub trait Cluster: Sync {
     /// Sends `counts[j]` bytes of `send` (the ranks' pieces one after another, in rank order)
     /// to each rank `j`; puts the bytes every rank sent this one in `recv` (in rank order,
     /// replacing what it held) and returns their counts. Callers keep every count, and their
-    /// sum, below 2^31 ([`exchange`] sends in pieces).
+    /// sum, below 2^31 (the search sends in pieces).
     fn all_to_all(&self, send: &[u8], counts: &[usize], recv: &mut Vec<u8>) -> Vec<usize>;
 
     /// Every rank's `mine` (of the same length on every rank), in rank order.

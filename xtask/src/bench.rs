@@ -68,6 +68,8 @@ struct Workload {
     slow: bool,
     /// The known answer (every process's answer, space-separated), when there is one.
     expected: Option<String>,
+    /// Ours is an MPI job of this many ranks (`mpirun -np N`, the `mpi` build, `--mpi`).
+    ranks: Option<usize>,
 }
 
 impl Workload {
@@ -84,6 +86,7 @@ impl Workload {
             cargo_build: false,
             slow: false,
             expected: None,
+            ranks: None,
         }
     }
 
@@ -118,6 +121,11 @@ impl Workload {
     /// Ours as shipped against ours as `cargo build` makes it; left out under `--quick`.
     fn against_cargo_build(self) -> Self {
         Workload { yardstick: false, baseline: Some(&[]), cargo_build: true, slow: true, ..self }
+    }
+
+    /// Ours as an MPI job of `n` ranks ([`Workload::ranks`]).
+    fn ranks(self, n: usize) -> Self {
+        Workload { ranks: Some(n), ..self }
     }
 
     /// Also measure peak resident memory.
@@ -181,6 +189,11 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
             .against(&[])
             .memory()
             .expect("503115192"),
+        Workload::one("empty4x4-d18 2 ranks x 1 thread (vs 1 process x 2 threads)", empty4_18)
+            .args(&["--threads", "1"])
+            .ranks(2)
+            .against(&["--threads", "2"])
+            .expect("622264148"),
         Workload::one("empty4x4-d18 --memory-limit 64M (vs in memory)", empty4_18)
             .args(&["--memory-limit", "64M"])
             .against(&[])
@@ -276,6 +289,8 @@ struct Ours {
     cargo_build: PathBuf,
     /// The plain reference solver.
     oracle: PathBuf,
+    /// The `mpi` build, when a chosen workload needs it.
+    mpi: Option<PathBuf>,
 }
 
 /// Times one workload: a warm-up run of each program, then `runs` timed runs of each,
@@ -293,9 +308,21 @@ fn measure(w: &Workload, ours: &Ours, yardstick: Option<&Path>, runs: usize) -> 
         Some(_) => Some(ours.dist.as_path()),
         None => yardstick.filter(|_| w.yardstick),
     };
+    let mpi_exe = ours.mpi.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
     let ours = ours.dist.as_path();
     let base_args: &[&str] = w.baseline.unwrap_or(&[]);
-    let run_ours = || sample(ours, w.args, &w.inputs).with_context(|| format!("{}: our solver", w.name));
+    // An MPI job: mpirun runs the `mpi` build with `--mpi` and the workload's arguments.
+    let (program, our_args): (&Path, Vec<&str>) = match w.ranks {
+        Some(n) => {
+            let mut a: Vec<&str> = crate::verify::MPIRUN_ARGS.to_vec();
+            a.extend(["-np", ["0", "1", "2", "3", "4"][n.min(4)], mpi_exe.as_str(), "--mpi"]);
+            a.extend(w.args);
+            (Path::new("mpirun"), a)
+        }
+        None => (ours, w.args.to_vec()),
+    };
+    let run_ours =
+        || sample(program, &our_args, &w.inputs).with_context(|| format!("{}: our solver", w.name));
     let run_yardstick = |y| sample(y, base_args, &w.inputs).with_context(|| format!("{}: baseline", w.name));
 
     let (_, answer) = run_ours()?;
@@ -469,6 +496,14 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     match &only {
         Some(name) => {
             let names: Vec<&str> = chosen.iter().map(|w| w.name).collect();
+            // The exact name, else the one it begins.
+            let name = match names.iter().find(|n| **n == name.as_str()) {
+                Some(_) => name.clone(),
+                None => names
+                    .iter()
+                    .find(|n| n.starts_with(name.as_str()))
+                    .map_or(name.clone(), |n| n.to_string()),
+            };
             if !names.contains(&name.as_str()) {
                 bail!("--only: no workload `{name}` (one of: {})", names.join(", "));
             }
@@ -478,10 +513,21 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         None => {}
     }
 
+    // MPI rows need Open MPI: without it they are left out, said on stderr.
+    let has_mpi = output_of(Command::new("mpirun").arg("--version")).is_some();
+    if !has_mpi && chosen.iter().any(|w| w.ranks.is_some()) {
+        eprintln!("bench: no mpirun: the MPI rows are left out (apt-get install openmpi-bin libopenmpi-dev libclang-dev)");
+        chosen.retain(|w| w.ranks.is_none());
+    }
+    let mpi = match chosen.iter().any(|w| w.ranks.is_some()) {
+        true => Some(crate::verify::build_mpi_solver(root)?),
+        false => None,
+    };
     let ours = Ours {
         dist: build_dist(root)?,
         cargo_build: build_solver(root)?,
         oracle: root.join("target/release/examples/reference"),
+        mpi: mpi.as_ref().map(|m| fresh_copy(root, m, "solver-mpi")).transpose()?,
     };
     crate::run_cmd(Command::new(env!("CARGO")).args([
         "build",
@@ -523,11 +569,85 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     }
     writeln!(report, "Timed runs: {runs} per program, after one warm-up.\n\n{}", table(&rows))
         .expect("writing to a String");
+    if let Some(mpi) = ours.mpi.as_ref().filter(|_| !quick) {
+        eprintln!("bench: exchange volumes of the empty 4x4 to depth 20 (2 ranks) and the cluster model");
+        report += &cluster_model(mpi, 16, 10.0)?;
+    }
     print!("{report}");
 
     append_results(&root.join(RESULTS), &report)?;
     eprintln!("bench: appended to {RESULTS}");
     Ok(())
+}
+
+/// The exchange volume per depth of the empty 4x4 to depth 20 on 2 ranks of 1 thread
+/// (`--stats`, so every depth is stored and its figures kept), and a model of each depth on
+/// `machines` machines of one rank each with links of `gbit` Gbit/s: a successor goes to
+/// another rank with probability `(m - 1) / m` (measured at 1/2 with 2 ranks), each machine
+/// sends and receives its share over its own link at full speed, and its compute is the two
+/// ranks' compute shared out evenly; a depth's exchanges and compute add up (the rounds are
+/// bulk-synchronous).
+fn cluster_model(mpi: &Path, machines: usize, gbit: f64) -> Result<String> {
+    let mut args: Vec<&str> = crate::verify::MPIRUN_ARGS.to_vec();
+    let exe = mpi.display().to_string();
+    args.extend(["-np", "2", exe.as_str(), "--mpi", "--threads", "1", "--stats", "--json"]);
+    let mut child = Command::new("mpirun")
+        .args(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("cannot start mpirun")?;
+    child.stdin.take().expect("piped").write_all(b"20\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n")?;
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        bail!("the cluster model's run failed: {}", out.status);
+    }
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).context("the MPI run's --json output")?;
+    let m = machines as f64;
+    let bytes_per_s = gbit * 1e9 / 8.0;
+    let mut text = format!(
+        "\nExchange volume of the empty 4x4, 2 ranks of 1 thread (`--stats`: every depth stored), and each \
+         depth modelled on {machines} machines with {gbit} Gbit/s links (the bytes scaled by ({machines} - 1) / {machines} \
+         over 1/2, each machine's share over its own link; compute: the 2 ranks' compute shared out over {machines}; \
+         exchange and compute added):\n\n\
+         | depth | positions | sent by 2 ranks (MiB) | exchanges | 2 ranks: seconds | of which exchange | \
+         {machines} machines: MiB a machine | network s | compute s | depth s |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    );
+    let (mut total_2, mut total_m) = (0.0, 0.0);
+    for s in report["stats"].as_array().into_iter().flatten() {
+        let spread = &s["ranks"];
+        let sent = spread["bytes_sent"].as_f64().unwrap_or(0.0);
+        let exchange = spread["exchange_seconds"].as_f64().unwrap_or(0.0);
+        let seconds = s["seconds"].as_f64().unwrap_or(0.0);
+        let compute = (seconds - exchange).max(0.0) * 2.0 / m;
+        let per_machine = sent * ((m - 1.0) / m) / 0.5 / m;
+        let network = per_machine / bytes_per_s;
+        total_2 += seconds;
+        total_m += compute + network;
+        writeln!(
+            text,
+            "| {} | {} | {:.1} | {} | {:.3} | {:.3} | {:.1} | {:.4} | {:.4} | {:.4} |",
+            s["depth"],
+            s["states"],
+            sent / (1 << 20) as f64,
+            spread["exchanges"],
+            seconds,
+            exchange,
+            per_machine / (1 << 20) as f64,
+            network,
+            compute,
+            compute + network
+        )
+        .expect("writing to a String");
+    }
+    writeln!(
+        text,
+        "\nWhole search: {total_2:.2} s on 2 ranks here; modelled {total_m:.2} s on {machines} machines."
+    )
+    .expect("writing to a String");
+    Ok(text)
 }
 
 /// Appends a report to the results log, creating it (with its header) when missing.

@@ -31,7 +31,9 @@ Commands:
   bench [--quick] [--runs N] [--only NAME]
                          whole-process timings beside the C++ yardstick (../shared/anchor when
                          present), appended to benches/RESULTS.md; --quick: 5 runs instead of
-                         11, 3x3 workloads only; --only: one workload (e.g. empty3x3-d40)
+                         11, 3x3 workloads only; --only: one workload (e.g. empty3x3-d40, or
+                         the start of its name); with Open MPI, 2 ranks against 2 threads and
+                         a model of the empty 4x4 on 16 machines from measured exchange volumes
 ";
 
 fn main() -> Result<()> {

@@ -225,9 +225,13 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
 /// costs 0.2 s a job).
 pub fn mpirun() -> Command {
     let mut cmd = Command::new("mpirun");
-    cmd.args(["--allow-run-as-root", "--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl", "self,vader"]);
+    cmd.args(MPIRUN_ARGS);
     cmd
 }
+
+/// [`mpirun`]'s arguments before `-np`.
+pub const MPIRUN_ARGS: [&str; 8] =
+    ["--allow-run-as-root", "--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl", "self,vader"];
 
 /// Builds the solver with the `mpi` feature (a target directory of its own, so that it and
 /// the default build do not rebuild each other's binary) and returns its path.

@@ -263,17 +263,24 @@ pub(crate) fn exchange(
     let mut counts = vec![0; n];
     for start in (0..largest.div_ceil(piece)).map(|k| k * piece) {
         send.clear();
-        for (j, m) in mail.iter().enumerate() {
-            let part = if j == cluster.rank() {
-                &[][..]
-            } else {
-                &m[start.min(m.len())..(start + piece).min(m.len())]
-            };
-            counts[j] = part.len();
-            send.extend_from_slice(part);
+        let part = |j: usize| match mail.get(j) {
+            Some(m) if j != cluster.rank() => &m[start.min(m.len())..(start + piece).min(m.len())],
+            _ => &[][..],
+        };
+        for (j, c) in counts.iter_mut().enumerate() {
+            *c = part(j).len();
         }
-        cluster.all_to_all(send, &counts, recv);
-        moved.sent += send.len() as u64;
+        // One rank's piece alone (of two ranks, say) goes as it is; several are laid end to end.
+        let outgoing = match counts.iter().filter(|&&c| c > 0).count() {
+            0 => &[][..],
+            1 => part(counts.iter().position(|&c| c > 0).expect("one is not empty")),
+            _ => {
+                (0..n).for_each(|j| send.extend_from_slice(part(j)));
+                &send[..]
+            }
+        };
+        cluster.all_to_all(outgoing, &counts, recv);
+        moved.sent += outgoing.len() as u64;
         moved.received += recv.len() as u64;
         deliver(recv);
     }

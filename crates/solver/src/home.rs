@@ -334,8 +334,13 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Outbox<K, C> {
         for w in &self.threads {
             let mut w = w.lock().unwrap_or_else(|e| e.into_inner());
             for (out, mine) in mail.iter_mut().zip(&mut w.mail) {
-                out.extend_from_slice(mine);
-                mine.clear();
+                if out.is_empty() {
+                    // The first thread's buffer moves out, the emptied one takes its place.
+                    std::mem::swap(out, mine);
+                } else {
+                    out.extend_from_slice(mine);
+                    mine.clear();
+                }
             }
         }
     }
@@ -413,7 +418,10 @@ pub(crate) fn deliver<K: Pod + Eq + Send + Sync, C: Tally>(
     let (ks, record) = (std::mem::size_of::<K>(), mail_record::<K, C>());
     let bits = next.shard_bits();
     let mut sender = None;
-    let mut kept: Vec<(u64, K, C)> = Vec::with_capacity(if bits == 0 { BLOCK } else { 0 });
+    // As the kernels do: each slot is prefetched as its record is read, and a batch goes in
+    // once the first of its slots has had time to arrive.
+    const BATCH: usize = 256;
+    let mut kept: Vec<(u64, K, C)> = Vec::with_capacity(if bits == 0 { BATCH } else { 0 });
     for r in bytes.chunks_exact(record) {
         let key: K = bytemuck::pod_read_unaligned(&r[..ks]);
         let counts: C = bytemuck::pod_read_unaligned(&r[ks..]);
@@ -424,9 +432,11 @@ pub(crate) fn deliver<K: Pod + Eq + Send + Sync, C: Tally>(
                 sender.get_or_insert_with(|| outbox.sender()).push(to, &key, &counts);
             }
             None if bits == 0 => {
+                let set = next.shard_mut(0);
+                set.prefetch_hash(hash);
                 kept.push((hash, key, counts));
-                if kept.len() == BLOCK {
-                    next.shard_mut(0).insert_many_hashed(&kept, |r| r.0, |r| r.1, |r| r.2);
+                if kept.len() == BATCH {
+                    set.insert_prefetched(&kept, |r| r.0, |r| r.1, |r| r.2);
                     kept.clear();
                 }
             }
@@ -434,7 +444,7 @@ pub(crate) fn deliver<K: Pod + Eq + Send + Sync, C: Tally>(
         }
     }
     if !kept.is_empty() {
-        next.shard_mut(0).insert_many_hashed(&kept, |r| r.0, |r| r.1, |r| r.2);
+        next.shard_mut(0).insert_prefetched(&kept, |r| r.0, |r| r.1, |r| r.2);
     }
 }
 

@@ -221,45 +221,49 @@ const OWNER_BITS: u32 = 20;
 /// so that no message passes 2^31 bytes (MPI counts are `int`) and the buffers stay bounded.
 const PIECE_BYTES: usize = 16 << 20;
 
-/// What one exchange moved.
+/// What a rank's exchanges moved since it was last taken.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Moved {
+pub(crate) struct Traffic {
     /// Bytes this rank sent and received.
     pub sent: u64,
     pub received: u64,
-    /// True when every rank said it was done.
-    pub all_done: bool,
+    /// Exchanges made.
+    pub exchanges: u32,
+    /// Seconds spent in them (filing what arrived, and waiting for the others, included).
+    pub seconds: f64,
 }
 
-/// The buffers of a rank's exchanges, kept from one to the next (fresh ones each time would
-/// be fresh pages each time, each a fault and a clearing).
+/// A rank's exchanges: their buffers, kept from one to the next (fresh ones each time would
+/// be fresh pages each time, each a fault and a clearing), and what they moved.
 #[derive(Debug, Default)]
-pub(crate) struct Buffers {
+pub(crate) struct Mailroom {
     /// Per rank, what goes to it.
     pub mail: Vec<Vec<u8>>,
     send: Vec<u8>,
     recv: Vec<u8>,
+    /// What the exchanges moved.
+    pub traffic: Traffic,
 }
 
-/// One exchange of records of `record` bytes: sends `bufs.mail[j]` (whole records) to each
+/// One exchange of records of `record` bytes: sends `room.mail[j]` (whole records) to each
 /// rank `j` (nothing to itself), hands `deliver` the records every rank sent this one, a
-/// piece at a time (at most [`PIECE_BYTES`] from each rank), and says whether every rank said
-/// `done`. Collective: every rank calls it, and as often as the others.
+/// piece at a time (at most [`PIECE_BYTES`] from each rank), adds to `room.traffic`, and says
+/// whether every rank said `done`. Collective: every rank calls it, and as often as the others.
 pub(crate) fn exchange(
     cluster: &dyn Cluster,
-    bufs: &mut Buffers,
+    room: &mut Mailroom,
     record: usize,
     done: bool,
     mut deliver: impl FnMut(&[u8]),
-) -> Moved {
-    let Buffers { mail, send, recv } = bufs;
+) -> bool {
+    let t = std::time::Instant::now();
+    let Mailroom { mail, send, recv, traffic } = room;
     let n = cluster.size();
     let largest = mail.iter().map(Vec::len).max().unwrap_or(0) as u64;
     let all = cluster.all_gather(&[largest, u64::from(done)]);
     let all_done = all.chunks(2).all(|r| r[1] == 1);
     let largest = all.chunks(2).map(|r| r[0]).max().unwrap_or(0) as usize;
     let piece = (PIECE_BYTES.min((i32::MAX as usize) / n) / record).max(1) * record;
-    let mut moved = Moved { all_done, ..Moved::default() };
     let mut counts = vec![0; n];
     for start in (0..largest.div_ceil(piece)).map(|k| k * piece) {
         send.clear();
@@ -280,11 +284,13 @@ pub(crate) fn exchange(
             }
         };
         cluster.all_to_all(outgoing, &counts, recv);
-        moved.sent += outgoing.len() as u64;
-        moved.received += recv.len() as u64;
+        traffic.sent += outgoing.len() as u64;
+        traffic.received += recv.len() as u64;
         deliver(recv);
     }
-    moved
+    traffic.exchanges += 1;
+    traffic.seconds += t.elapsed().as_secs_f64();
+    all_done
 }
 
 /// Every rank's outcome of a step all take: `Ok` only when every rank's is. A rank whose own
@@ -344,10 +350,10 @@ mod tests {
                         let mail: Vec<Vec<u8>> =
                             (0..n).map(|j| vec![me as u8; PIECE_BYTES + j + 1]).collect();
                         let mut received = vec![0u8; 0];
-                        let mut bufs = Buffers { mail, ..Buffers::default() };
-                        let moved = exchange(&c, &mut bufs, 1, me != 1, |b| received.extend_from_slice(b));
-                        assert_eq!(moved.received as usize, received.len());
-                        (received, moved.all_done)
+                        let mut room = Mailroom { mail, ..Mailroom::default() };
+                        let all_done = exchange(&c, &mut room, 1, me != 1, |b| received.extend_from_slice(b));
+                        assert_eq!(room.traffic.received as usize, received.len());
+                        (received, all_done)
                     })
                 })
                 .collect();

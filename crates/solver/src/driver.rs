@@ -102,10 +102,8 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     /// The ranks of the search ([`crate::cluster`]): one, unless distributed.
     cluster: &'r dyn Cluster,
     ranks: Ranks,
-    /// What this rank's exchanges moved during the current depth.
-    moved: Moved,
-    /// The buffers of its exchanges.
-    bufs: cluster::Buffers,
+    /// This rank's exchanges: their buffers, and what they moved during the current depth.
+    room: cluster::Mailroom,
     /// This rank's own figures over the whole search.
     mine: RankSummary,
     /// The source being expanded: the current depth's memory home, then each of its
@@ -145,15 +143,6 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     storage: Storage,
     /// Bytes read and written by the current depth.
     io: (u64, u64),
-}
-
-/// What a rank's exchanges moved during one depth.
-#[derive(Clone, Copy, Debug, Default)]
-struct Moved {
-    sent: u64,
-    received: u64,
-    exchanges: u32,
-    seconds: f64,
 }
 
 /// What a run computes besides the answer.
@@ -217,8 +206,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             weights,
             cluster,
             ranks: Ranks::of(cluster),
-            moved: Moved::default(),
-            bufs: cluster::Buffers::default(),
+            room: cluster::Mailroom::default(),
             mine: RankSummary::default(),
             cur: Frontier::new(0),
             next: Frontier::new(0),
@@ -308,15 +296,13 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         self.depths(&mut progress, depth, config, observe)?;
         let mut out = progress.out;
         if self.ranks.n > 1 {
-            // Every rank's partial sums, added.
-            let lanes: Vec<u64> = out.total.iter().map(|&x| u64::from(x)).collect();
-            for (t, s) in out.total.iter_mut().zip(cluster::sum_over(self.cluster, &lanes)) {
+            // Every rank's partial sums (lanes, then every depth's answer), added.
+            let mine: Vec<u64> = out.total.iter().chain(&out.answers).map(|&x| u64::from(x)).collect();
+            let sums = cluster::sum_over(self.cluster, &mine);
+            for (t, s) in out.total.iter_mut().chain(&mut out.answers).zip(sums) {
                 *t = s as u32;
             }
-            let answers: Vec<u64> = out.answers.iter().map(|&x| u64::from(x)).collect();
-            for (a, s) in out.answers.iter_mut().zip(cluster::sum_over(self.cluster, &answers)) {
-                *a = s as u32 & state::HASH_MASK;
-            }
+            out.answers.iter_mut().for_each(|a| *a &= state::HASH_MASK);
         }
         out.ranks = self.rank_summaries();
         if config.all_depths {
@@ -456,7 +442,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// rank's own to [`Search::mine`]. Returns the positions of the depth over every rank.
     /// Collective.
     fn over_ranks(&mut self, stats: &mut DepthStats) -> u64 {
-        let moved = std::mem::take(&mut self.moved);
+        let moved = std::mem::take(&mut self.room.traffic);
         self.mine.states_largest = self.mine.states_largest.max(stats.states);
         self.mine.bytes_sent += moved.sent;
         self.mine.bytes_received += moved.received;
@@ -737,7 +723,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         if let (true, Some(outbox)) = (remote, &outbox) {
             // This rank's sources are done: its last mail goes, and it takes what the others
             // send until every rank is done.
-            while !post(self.cluster, outbox, &mut self.next, true, (&mut self.bufs, &mut self.moved)) {}
+            while !post(self.cluster, outbox, &mut self.next, true, &mut self.room) {}
             if self.count_boards {
                 self.share_ended();
             }
@@ -801,29 +787,25 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// its owner, so that each rank counts the full boards it owns (a board reached on two
     /// ranks is one board). Collective.
     fn share_ended(&mut self) {
-        let record = home::mail_record::<R::Key, W::Count>();
-        let mut bufs = cluster::Buffers::default();
-        let mail = &mut bufs.mail;
-        mail.resize_with(self.ranks.n, Vec::new);
+        let room = &mut self.room;
+        room.mail.resize_with(self.ranks.n, Vec::new);
+        room.mail.iter_mut().for_each(Vec::clear);
         let mut own = CountSet::new(0);
         for (k, c) in self.ended.iter() {
             let to = self.ranks.owner(frontier::key_hash(&k));
             if to == self.ranks.me {
                 own.insert(k, c);
             } else {
-                mail[to].extend_from_slice(bytemuck::bytes_of(&k));
-                mail[to].extend_from_slice(bytemuck::bytes_of(c));
+                home::put_record(&mut room.mail[to], &k, c);
             }
         }
-        let ks = std::mem::size_of::<R::Key>();
-        let m = cluster::exchange(self.cluster, &mut bufs, record, true, |got| {
-            for r in got.chunks_exact(record) {
-                let k: R::Key = bytemuck::pod_read_unaligned(&r[..ks]);
-                own.insert(k, &bytemuck::pod_read_unaligned(&r[ks..]));
+        let record = home::mail_record::<R::Key, W::Count>();
+        let all_done = cluster::exchange(self.cluster, room, record, true, |got| {
+            for (k, c) in home::records::<R::Key, W::Count>(got) {
+                own.insert(k, &c);
             }
         });
-        debug_assert!(m.all_done);
-        (self.moved.sent, self.moved.received) = (self.moved.sent + m.sent, self.moved.received + m.received);
+        debug_assert!(all_done);
         self.ended = own;
     }
 
@@ -896,7 +878,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         self.plan_chunks(if striped { STRIPED_SHARES * threads } else { 1 });
         let (rules, weights, cur, next, fanout) =
             (self.rules, self.weights, &self.cur, &mut self.next, self.fanout);
-        let (moved, bufs) = (&mut self.moved, &mut self.bufs);
+        let room = &mut self.room;
         let (mut records, mut ended) = (0, W::Sum::zero());
         // What an expanded chunk found besides the successors it stored or bucketed.
         let mut gather = |c: &Chunk<R::Key, W::Sum>, ended_set: &mut CountSet<R::Key, W::Count>| {
@@ -1025,7 +1007,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 self.phase_seconds[1] += t1.elapsed().as_secs_f64();
                 if let (true, Some(outbox)) = (remote, outbox) {
                     if outbox.mail_len() >= mail {
-                        post(cluster, outbox, next, false, (&mut *bufs, &mut *moved));
+                        post(cluster, outbox, next, false, room);
                     }
                 }
             }
@@ -1051,7 +1033,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                         (kept, _) = (k, drop(sender));
                         gather(c, &mut self.ended);
                         if remote && outbox.mail_len() >= mail {
-                            post(cluster, outbox, next, false, (&mut *bufs, &mut *moved));
+                            post(cluster, outbox, next, false, room);
                         }
                     }
                 }
@@ -1063,25 +1045,19 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
 }
 
 /// One exchange of a rank's mail ([`cluster::exchange`]): sends what `outbox` holds for other
-/// ranks, files what they send into `next` (or the outbox's files), adds to `moved`. Returns
-/// true when every rank said it was `done`. Collective.
+/// ranks, files what they send into `next` (or the outbox's files). Returns true when every
+/// rank said it was `done`. Collective.
 fn post<K: PackedKey, C: Tally>(
     cluster: &dyn Cluster,
     outbox: &Outbox<K, C>,
     next: &mut Frontier<K, C>,
     done: bool,
-    (bufs, moved): (&mut cluster::Buffers, &mut Moved),
+    room: &mut cluster::Mailroom,
 ) -> bool {
-    let t = Instant::now();
-    outbox.take_mail(&mut bufs.mail);
-    let m = cluster::exchange(cluster, bufs, home::mail_record::<K, C>(), done, |got| {
+    outbox.take_mail(&mut room.mail);
+    cluster::exchange(cluster, room, home::mail_record::<K, C>(), done, |got| {
         home::deliver(got, next, outbox)
-    });
-    moved.sent += m.sent;
-    moved.received += m.received;
-    moved.exchanges += 1;
-    moved.seconds += t.elapsed().as_secs_f64();
-    m.all_done
+    })
 }
 
 /// The least time between two reads of the peak memory (see [`DepthStats::peak_memory`]).

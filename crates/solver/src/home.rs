@@ -281,6 +281,21 @@ pub(crate) fn mail_record<K, C>() -> usize {
     std::mem::size_of::<K>() + std::mem::size_of::<C>()
 }
 
+/// Appends one record of mail (a key, then its counts) to `buf`.
+#[inline(always)]
+pub(crate) fn put_record<K: Pod, C: Pod>(buf: &mut Vec<u8>, key: &K, counts: &C) {
+    buf.extend_from_slice(bytemuck::bytes_of(key));
+    buf.extend_from_slice(bytemuck::bytes_of(counts));
+}
+
+/// The records of mail in `bytes` ([`put_record`]'s).
+pub(crate) fn records<K: Pod, C: Pod>(bytes: &[u8]) -> impl Iterator<Item = (K, C)> + '_ {
+    let ks = std::mem::size_of::<K>();
+    bytes
+        .chunks_exact(mail_record::<K, C>())
+        .map(move |r| (bytemuck::pod_read_unaligned(&r[..ks]), bytemuck::pod_read_unaligned(&r[ks..])))
+}
+
 impl<K: Pod + Eq + Send + Sync, C: Tally> Outbox<K, C> {
     /// An outbox for the partitions `plan` keeps on disk, their files from `pool`, and for the
     /// successors other ranks own.
@@ -386,9 +401,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Sender<'_, K, C> {
     pub(crate) fn push(&mut self, to: usize, key: &K, counts: &C) {
         let parts = self.outbox.plan.parts();
         if to >= parts {
-            let mail = &mut self.writers.mail[to - parts];
-            mail.extend_from_slice(bytemuck::bytes_of(key));
-            mail.extend_from_slice(bytemuck::bytes_of(counts));
+            put_record(&mut self.writers.mail[to - parts], key, counts);
             return;
         }
         let i = to - self.outbox.plan.resident;
@@ -415,16 +428,13 @@ pub(crate) fn deliver<K: Pod + Eq + Send + Sync, C: Tally>(
     next: &mut Frontier<K, C>,
     outbox: &Outbox<K, C>,
 ) {
-    let (ks, record) = (std::mem::size_of::<K>(), mail_record::<K, C>());
     let bits = next.shard_bits();
     let mut sender = None;
     // As the kernels do: each slot is prefetched as its record is read, and a batch goes in
     // once the first of its slots has had time to arrive.
     const BATCH: usize = 256;
     let mut kept: Vec<(u64, K, C)> = Vec::with_capacity(if bits == 0 { BATCH } else { 0 });
-    for r in bytes.chunks_exact(record) {
-        let key: K = bytemuck::pod_read_unaligned(&r[..ks]);
-        let counts: C = bytemuck::pod_read_unaligned(&r[ks..]);
+    for (key, counts) in records::<K, C>(bytes) {
         let hash = key_hash(&key);
         match outbox.away(hash) {
             Some(to) => {

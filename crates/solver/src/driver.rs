@@ -49,7 +49,7 @@ use crate::checkpoint::{Checkpoint, Identity, Manifest};
 use crate::cluster::{self, Cluster, Ranks};
 use crate::dispatch;
 use crate::home::{self, Away, Outbox, Part, Place, Pool, Scratch};
-use crate::kernels::{self, add, own_hash, Batch, Chunk, Routed, Striped, Stripes};
+use crate::kernels::{self, add, own_hash, Batch, Chunk, Routed, Split, Striped, Stripes};
 use crate::stats::{peak_memory, DepthStats, Observer, RankSpread, RankSummary};
 use crate::weights::Weights;
 
@@ -1023,14 +1023,13 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                     }
                 }
                 Some(outbox) => {
-                    let mut kept = Vec::new();
+                    let mut split = Split::default();
                     for c in self.chunks.iter_mut() {
                         let set = next.shard_mut(0);
-                        let mut routed = Routed { set, sender: outbox.sender(), kept };
+                        let mut routed = Routed { set, sender: outbox.sender(), split: &mut split };
                         records += dispatch::direct(rules, weights, cur, c, &mut routed, batch, count_boards);
                         // The sender (this thread's writers) goes before the mail is taken.
-                        let Routed { kept: k, sender, .. } = routed;
-                        (kept, _) = (k, drop(sender));
+                        drop(routed);
                         gather(c, &mut self.ended);
                         if remote && outbox.mail_len() >= mail {
                             post(cluster, outbox, next, false, room);

@@ -276,6 +276,9 @@ pub(crate) struct Sender<'a, K: Pod + Eq + Send + Sync, C: Tally> {
     writers: std::sync::MutexGuard<'a, Writers<K, C>>,
 }
 
+/// [`Outbox::route`]'s answer for a key that goes into the memory home.
+pub(crate) const HOME: usize = usize::MAX;
+
 /// The bytes of one record of mail: a key and its counts.
 pub(crate) fn mail_record<K, C>() -> usize {
     std::mem::size_of::<K>() + std::mem::size_of::<C>()
@@ -317,11 +320,19 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Outbox<K, C> {
     /// kept on disk, or `parts + r` when rank `r` owns it.
     #[inline(always)]
     pub(crate) fn away(&self, hash: u64) -> Option<usize> {
-        if !self.ranks.owns(hash) {
-            return Some(self.plan.parts() + self.ranks.owner(hash));
-        }
+        let to = self.route(hash);
+        (to != HOME).then_some(to)
+    }
+
+    /// [`Outbox::away`] as one number, [`HOME`] for the memory home, chosen without a branch:
+    /// where successors go is a coin toss (half of them to the other of two ranks, say), and a
+    /// branch on it would be mispredicted for every other successor.
+    #[inline(always)]
+    pub(crate) fn route(&self, hash: u64) -> usize {
+        let owner = self.ranks.owner(hash);
         let p = partition_of(hash, self.plan.bits);
-        (p >= self.plan.resident).then_some(p)
+        let kept = std::hint::select_unpredictable(p >= self.plan.resident, p, HOME);
+        std::hint::select_unpredictable(owner != self.ranks.me, self.plan.parts() + owner, kept)
     }
 
     /// The calling thread's writers.
@@ -390,10 +401,10 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Outbox<K, C> {
 }
 
 impl<K: Pod + Eq + Send + Sync, C: Tally> Sender<'_, K, C> {
-    /// Where a key whose hash is `hash` goes, if not into the memory home ([`Outbox::away`]).
+    /// Where a key whose hash is `hash` goes ([`Outbox::route`]).
     #[inline(always)]
-    pub(crate) fn away(&self, hash: u64) -> Option<usize> {
-        self.outbox.away(hash)
+    pub(crate) fn route(&self, hash: u64) -> usize {
+        self.outbox.route(hash)
     }
 
     /// Sends a successor to `to`, as [`Outbox::away`] gave it: a partition on disk, or a rank.

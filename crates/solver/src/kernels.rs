@@ -19,7 +19,7 @@ use bytemuck::Pod;
 use frontier::{key_hash, shard_of, Frontier, Slot, Tally};
 use state::{Counts, PackedKey, Rules};
 
-use crate::home::{Outbox, Sender};
+use crate::home::{Outbox, Sender, HOME};
 use crate::weights::{Weights, MANY_MAX};
 
 /// Room for the successors a kernel buffers ([`successor_buffer`]): those of one group of
@@ -286,33 +286,74 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::Claim<'_, '_, K, C> {
 /// A [`Sink`] for a depth whose partitions do not all stay in memory: successors of the
 /// partitions kept in memory go into `set`, the others to the depth's
 /// [`Outbox`](crate::home::Outbox), through this thread's [`Sender`].
-pub(crate) struct Routed<'a, K: Pod + Eq + Send + Sync, C: Tally, S> {
+pub(crate) struct Routed<'a, 's, K: Pod + Eq + Send + Sync, C: Tally, S> {
     /// Where the successors kept in memory go.
     pub set: S,
     /// Where the others go.
     pub sender: Sender<'a, K, C>,
-    /// The successors kept, reused from batch to batch.
-    pub kept: Batch<K, C>,
+    /// The thread's buffers, reused from batch to batch.
+    pub split: &'s mut Split<K, C>,
 }
 
-impl<K: PackedKey, C: Tally, S: Sink<K, C>> Sink<K, C> for Routed<'_, K, C, S> {
+impl<K: PackedKey, C: Tally, S: Sink<K, C>> Sink<K, C> for Routed<'_, '_, K, C, S> {
     #[inline(always)]
     fn prefetch_hash(&self, hash: u64) {
-        if self.sender.away(hash).is_none() {
-            self.set.prefetch_hash(hash);
-        }
+        // A successor sent away prefetches the slot of hash 0 instead, already in the caches:
+        // no branch (see `Outbox::route`).
+        let kept = self.sender.route(hash) == HOME;
+        self.set.prefetch_hash(std::hint::select_unpredictable(kept, hash, 0));
     }
 
     #[inline(always)]
     fn insert(&mut self, batch: &[(u64, K, C)]) -> bool {
-        self.kept.clear();
-        for &(h, k, c) in batch {
-            match self.sender.away(h) {
-                None => self.kept.push((h, k, c)),
-                Some(p) => self.sender.push(p, &k, &c),
-            }
+        let kept = self.split.route(&mut self.sender, batch.iter().copied());
+        self.set.insert(kept)
+    }
+}
+
+/// A thread's buffers for splitting successors between the memory home and the rest
+/// ([`Split::route`]).
+#[derive(Debug)]
+pub(crate) struct Split<K, C> {
+    /// The successors kept (hash, key, counts), at the front.
+    kept: Batch<K, C>,
+    /// The others (where to, key, counts), at the front.
+    away: Vec<(usize, K, C)>,
+}
+
+impl<K, C> Default for Split<K, C> {
+    fn default() -> Self {
+        Split { kept: Vec::new(), away: Vec::new() }
+    }
+}
+
+impl<K: PackedKey, C: Tally> Split<K, C> {
+    /// Sends the successors `items` (hash, key, counts) that do not go into the memory home
+    /// through `sender`, and returns the others. Branch-free: each successor is written to the
+    /// ends of both lists, and only the one it belongs to grows (see `Outbox::route`).
+    #[inline(always)]
+    pub(crate) fn route(
+        &mut self,
+        sender: &mut Sender<'_, K, C>,
+        items: impl ExactSizeIterator<Item = (u64, K, C)>,
+    ) -> &[(u64, K, C)] {
+        let n = items.len();
+        if self.kept.len() < n {
+            self.kept.resize(n, (0, K::ZERO, C::zero()));
+            self.away.resize(n, (0, K::ZERO, C::zero()));
         }
-        self.set.insert(&self.kept)
+        let (mut kept, mut away) = (0, 0);
+        for (hash, key, counts) in items {
+            let to = sender.route(hash);
+            self.kept[kept] = (hash, key, counts);
+            self.away[away] = (to, key, counts);
+            kept += usize::from(to == HOME);
+            away += usize::from(to != HOME);
+        }
+        for (to, key, counts) in &self.away[..away] {
+            sender.push(*to, key, counts);
+        }
+        &self.kept[..kept]
     }
 }
 
@@ -532,20 +573,14 @@ pub(crate) fn insert<R: Rules, W: Weights>(
         }
         return;
     };
-    let mut kept: Batch<R::Key, W::Count> = Vec::new();
+    let mut split = Split::default();
     let mut sender = outbox.sender();
     for c in chunks {
         let parents = c.parents(cur);
-        kept.clear();
-        for r in c.bucket(s) {
-            let (key, hash) = (r.key, key_hash(&{ r.key }));
-            let counts = r.counts(rules, weights, parents);
-            match outbox.away(hash) {
-                None => kept.push((hash, key, counts)),
-                Some(p) => sender.push(p, &key, &counts),
-            }
-        }
-        set.insert_many(&kept, |r| r.1, |r| r.2);
+        let items =
+            c.bucket(s).iter().map(|r| (key_hash(&{ r.key }), r.key, r.counts(rules, weights, parents)));
+        let kept = split.route(&mut sender, items);
+        set.insert_many(kept, |r| r.1, |r| r.2);
     }
 }
 

@@ -603,6 +603,9 @@ pub(crate) fn last_two<R: Rules, W: Weights>(
     c: &mut Chunk<R::Key, W::Sum>,
 ) {
     const { assert!(R::MANY * R::BUFFER <= SUCCESSORS && R::MANY <= MANY_MAX) };
+    if W::TOTALS && rules.fused_successor_totals() {
+        return last_two_totals(rules, weights, cur, c);
+    }
     let parents = c.parents(cur);
     let mut succ = successor_buffer::<R>();
     let mut from = [0u32; SUCCESSORS];
@@ -633,6 +636,27 @@ pub(crate) fn last_two<R: Rules, W: Weights>(
     let count = |j: usize| *parents[open_from[j] as usize].count();
     weights.end_successors_of_many(rules, &mut beyond, &open[..pending], count);
     records += pending;
+    (c.acc, c.beyond, c.ended_paths, c.records) = (acc, beyond, paths, records);
+}
+
+/// [`last_two`] a position at a time, through [`Rules::successor_totals`] (each successor's
+/// total found from its parent's), for counts that need only totals ([`Weights::TOTALS`]).
+#[inline(always)]
+fn last_two_totals<R: Rules, W: Weights>(
+    rules: &R,
+    weights: W,
+    cur: &Frontier<R::Key, W::Count>,
+    c: &mut Chunk<R::Key, W::Sum>,
+) {
+    let (mut acc, mut beyond, mut paths, mut records) = (W::Sum::zero(), W::Sum::zero(), 0u32, 0);
+    for (_, k, n) in c.positions(cur) {
+        let (total, open) = rules.successor_totals(k, |t| {
+            weights.end(&mut acc, n, &rules.hashes(t));
+            paths = paths.wrapping_add(weights.paths(n));
+        });
+        weights.end_totals(&mut beyond, n, total);
+        records += open as usize;
+    }
     (c.acc, c.beyond, c.ended_paths, c.records) = (acc, beyond, paths, records);
 }
 

@@ -50,6 +50,16 @@ pub(crate) trait Weights: Copy + Send + Sync {
     /// them the counts need.
     fn end_successors<R: Rules>(&self, rules: &R, sum: &mut Self::Sum, n: &Self::Count, s: R::Key);
 
+    /// True when [`Weights::end_totals`] serves: the counts are one number a position, and
+    /// what the last depth needs of a position's successors is their hash total
+    /// ([`Rules::successor_hash_total`]).
+    const TOTALS: bool;
+
+    /// Adds to `sum` the hashes of the paths with counts `n` continued by every move from
+    /// positions whose [`Rules::successor_hash_total`]s sum to `total`. Only where
+    /// [`Weights::TOTALS`].
+    fn end_totals(&self, sum: &mut Self::Sum, n: &Self::Count, total: u64);
+
     /// [`Weights::end_successors`] for up to [`Rules::MANY`] positions `keys[j]` at once, with
     /// counts `counts(j)`.
     fn end_successors_of_many<R: Rules>(
@@ -82,6 +92,11 @@ pub(crate) struct Lanes;
 impl Weights for Lanes {
     type Count = Counts;
     const SHARED_FILL: bool = false;
+    const TOTALS: bool = false;
+
+    fn end_totals(&self, _sum: &mut Counts, _n: &Counts, _total: u64) {
+        unreachable!("8 lanes need each lane of the successor hashes, not their total")
+    }
     type Sum = Counts;
 
     fn start<R: Rules>(&self, rules: &R, t: u8) -> Counts {
@@ -174,6 +189,12 @@ impl Orbits {
 impl Weights for Orbits {
     type Count = u64;
     const SHARED_FILL: bool = true;
+    const TOTALS: bool = true;
+
+    #[inline(always)]
+    fn end_totals(&self, sum: &mut u64, n: &u64, total: u64) {
+        *sum = sum.wrapping_add(n.wrapping_mul(total));
+    }
     type Sum = u64;
 
     fn start<R: Rules>(&self, _rules: &R, _t: u8) -> u64 {
@@ -193,7 +214,7 @@ impl Weights for Orbits {
 
     #[inline(always)]
     fn end_successors<R: Rules>(&self, rules: &R, sum: &mut u64, n: &u64, s: R::Key) {
-        *sum = sum.wrapping_add(n.wrapping_mul(rules.successor_hash_total(s)));
+        self.end_totals(sum, n, rules.successor_hash_total(s));
     }
 
     #[inline(always)]

@@ -49,6 +49,14 @@ pub struct Grid<K: PackedKey> {
     /// `side_cell[i][k]`: the bits of the neighbour of cell `i` on side `k`, none where there
     /// is none.
     side_cell: [[K; 4]; MAX_CELLS],
+    /// `side_index[i][k]`: the neighbour of cell `i` on side `k` (meaningful where
+    /// `side_cell[i][k]` is not empty).
+    side_index: [[u8; 4]; MAX_CELLS],
+    /// `near[i]`: bit `3j` for every neighbour `j` of cell `i`.
+    near: [K; MAX_CELLS],
+    /// `total_weight[i]`: the weight of cell `i` in the hash total (over the symmetries,
+    /// exact modulo 2^64): [`Grid::hash_total`] is linear in the cells' values.
+    total_weight: [u64; MAX_CELLS],
     /// True when a window of 64 bits holds every neighbour of a cell (up to 10 columns).
     windowed: bool,
     /// `move_sums[4096 i + x]` (with a window), for cell `i` empty with pattern by side `x`:
@@ -109,6 +117,7 @@ impl<K: PackedKey> Grid<K> {
         let total_weight: [u64; MAX_CELLS] = std::array::from_fn(|i| lane_total(&weight[i]));
         let (mut side_weight, mut side_mask) = ([[0u64; 4]; MAX_CELLS], [0u16; MAX_CELLS]);
         let mut side_cell = [[K::ZERO; 4]; MAX_CELLS];
+        let (mut side_index, mut near) = ([[0u8; 4]; MAX_CELLS], [K::ZERO; MAX_CELLS]);
         for i in 0..cells {
             for k in 0..4 {
                 let n = geo.neighbours[i][k];
@@ -116,6 +125,8 @@ impl<K: PackedKey> Grid<K> {
                     side_weight[i][k] = total_weight[n as usize];
                     side_mask[i] |= 7 << (3 * k);
                     side_cell[i][k] = K::place(7, n as usize);
+                    side_index[i][k] = n;
+                    near[i] = near[i] | K::place(1, n as usize);
                 }
             }
         }
@@ -151,6 +162,9 @@ impl<K: PackedKey> Grid<K> {
             byte_totals,
             side_mask,
             side_cell,
+            side_index,
+            near,
+            total_weight,
             windowed,
             move_sums,
         }
@@ -351,6 +365,82 @@ impl<K: PackedKey> Rules for Grid<K> {
     }
 
     /// Where the window serves the shape (else the totals are the 8-lane sums added up).
+    /// With a window: the moves' cell patterns and their `move_sums` entries are looked up
+    /// once for the parent `s`; a successor's total starts from the parent's, takes out the
+    /// cell it fills, and looks up again only the empty cells next to a cell the move changed
+    /// (the one it fills and those it captures, which are empty now); its hash total is the
+    /// parent's plus what the move adds and takes away. Else as the default.
+    #[inline(always)]
+    fn successor_totals(&self, s: K, mut full: impl FnMut(K)) -> (u64, u32) {
+        if !self.windowed {
+            let (mut sum, mut open) = (0u64, 0u32);
+            self.successors(s, |t| {
+                if self.is_full(t) {
+                    full(t);
+                } else {
+                    sum = sum.wrapping_add(self.successor_hash_total(t));
+                    open += 1;
+                }
+            });
+            return (sum, open);
+        }
+        let entry = |t: K, j: usize| self.move_sums[NUM_PATTERNS * j + self.side_pattern(t, j)];
+        // `before[j]`: cell j's entry in `s` where it is empty, else 0.
+        let mut before = [0u64; MAX_CELLS];
+        let empty_s = self.low ^ (s.smear() & self.low);
+        let mut parent = 0u64;
+        let mut empty = empty_s;
+        while empty != K::ZERO {
+            let j = empty.lowest_cell();
+            empty = empty.without_lowest();
+            before[j] = entry(s, j);
+            parent = parent.wrapping_add(before[j]);
+        }
+        let hash_s = self.hash_total(s);
+        let (mut sum, mut open) = (0u64, 0u32);
+        let mut empty = empty_s;
+        while empty != K::ZERO {
+            let i = empty.lowest_cell();
+            empty = empty.without_lowest();
+            let sides = &self.side_cell[i];
+            let rest = parent.wrapping_sub(before[i]);
+            for m in PLACEMENTS[self.side_pattern(s, i)].as_slice() {
+                let mut t = s | K::place(m.die, i);
+                let mut hash = hash_s.wrapping_add(u64::from(m.die).wrapping_mul(self.total_weight[i]));
+                let mut changed = self.near[i];
+                let mut captured = m.captured;
+                while captured != 0 {
+                    let k = captured.trailing_zeros() as usize;
+                    let c = self.side_index[i][k] as usize;
+                    t = t ^ (s & sides[k]);
+                    hash = hash.wrapping_sub(u64::from(s.cell(c)).wrapping_mul(self.total_weight[c]));
+                    changed = changed | self.near[c] | K::place(1, c);
+                    captured &= captured - 1;
+                }
+                let empty_t = self.low ^ (t.smear() & self.low);
+                if empty_t == K::ZERO {
+                    full(t);
+                    continue;
+                }
+                let mut acc = rest;
+                let mut again = changed & empty_t;
+                while again != K::ZERO {
+                    let j = again.lowest_cell();
+                    again = again.without_lowest();
+                    acc = acc.wrapping_add(entry(t, j)).wrapping_sub(before[j]);
+                }
+                let moves = acc & ((1 << MOVE_BITS) - 1);
+                sum = sum.wrapping_add((acc >> MOVE_BITS).wrapping_add(moves.wrapping_mul(hash)));
+                open += 1;
+            }
+        }
+        (sum, open)
+    }
+
+    fn fused_successor_totals(&self) -> bool {
+        self.windowed
+    }
+
     fn cheap_successor_totals(&self) -> bool {
         self.windowed
     }

@@ -171,6 +171,33 @@ pub trait Rules: Sync + Send {
         }
     }
 
+    /// Over the successors of `s` (one per move, as [`Rules::successors`] reports them; `s`
+    /// must not be full): calls `full` on each one that fills the board, and returns the
+    /// wrapping sum of [`Rules::successor_hash_total`] over the others and their number. What
+    /// a search whose positions carry one orbit mass needs of a position two moves before
+    /// the end; a rules type may find each total from its parent's
+    /// ([`Rules::fused_successor_totals`]).
+    #[inline(always)]
+    fn successor_totals(&self, s: Self::Key, mut full: impl FnMut(Self::Key)) -> (u64, u32) {
+        let (mut sum, mut open) = (0u64, 0u32);
+        self.successors(s, |t| {
+            if self.is_full(t) {
+                full(t);
+            } else {
+                sum = sum.wrapping_add(self.successor_hash_total(t));
+                open += 1;
+            }
+        });
+        (sum, open)
+    }
+
+    /// True when [`Rules::successor_totals`] costs less than listing the successors and
+    /// summing each one's [`Rules::successor_hash_total`] in batches: where each total comes
+    /// from the parent's, updated for the cells a move changes.
+    fn fused_successor_totals(&self) -> bool {
+        false
+    }
+
     /// [`Rules::CHEAP_SUCCESSOR_HASHES`] for [`Rules::successor_hash_total`]: true when a
     /// search whose positions carry one orbit mass sums the last depth from every successor
     /// of the depth before it. A method, not a constant: a grid's totals are cheap only on

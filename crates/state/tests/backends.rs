@@ -209,6 +209,20 @@ fn check_grid<K: PackedKey>(rows: usize, cols: usize, seed: u64) {
     if (2..=10).contains(&cols) {
         assert_eq!(got << 10, total << 10, "{shape} {cells:?}");
     }
+    // Over the successors at once (updated from the parent's, where the grid has a window):
+    // the same as each successor's own total, and the same full successors.
+    let (mut want, mut open, mut full) = (0u64, 0u32, Vec::new());
+    grid.successors(s, |t| {
+        if grid.is_full(t) {
+            full.push(t);
+        } else {
+            want = want.wrapping_add(grid.successor_hash_total(t));
+            open += 1;
+        }
+    });
+    let mut got_full = Vec::new();
+    assert_eq!(grid.successor_totals(s, |t| got_full.push(t)), (want, open), "{shape} {cells:?}");
+    assert_eq!(got_full, full, "{shape} {cells:?}");
 }
 
 fn check_shape(rows: usize, cols: usize, seed: u64) {

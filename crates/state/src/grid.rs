@@ -7,7 +7,7 @@ use crate::canon::{Portable, Wide};
 use crate::counts::{lane_total, Counts};
 use crate::key::{pack, unpack, PackedKey};
 use crate::level::{Isa, Level};
-use crate::rules::Rules;
+use crate::rules::{successor_totals_one_by_one, Rules};
 use crate::shape::Shape;
 
 /// The rules of one board shape over a packed key `K` (cell `i` in bits `3i..3i+3`).
@@ -373,16 +373,7 @@ impl<K: PackedKey> Rules for Grid<K> {
     #[inline(always)]
     fn successor_totals(&self, s: K, mut full: impl FnMut(K)) -> (u64, u32) {
         if !self.windowed {
-            let (mut sum, mut open) = (0u64, 0u32);
-            self.successors(s, |t| {
-                if self.is_full(t) {
-                    full(t);
-                } else {
-                    sum = sum.wrapping_add(self.successor_hash_total(t));
-                    open += 1;
-                }
-            });
-            return (sum, open);
+            return successor_totals_one_by_one(self, s, full);
         }
         let entry = |t: K, j: usize| self.move_sums[NUM_PATTERNS * j + self.side_pattern(t, j)];
         // `before[j]`: cell j's entry in `s` where it is empty, else 0.

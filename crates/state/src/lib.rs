@@ -55,5 +55,5 @@ pub use grid::Grid;
 pub use key::{pack, unpack, PackedKey, U192};
 pub use level::{Avx2Token, Isa, Level};
 pub use ring3::Ring3;
-pub use rules::{successor_hashes_one_by_one, successors_one_by_one, Rules};
+pub use rules::{successor_hashes_one_by_one, successor_totals_one_by_one, successors_one_by_one, Rules};
 pub use shape::{hash_cells, Board, BoardError, Shape, ShapeError, Width, HASH_MASK};

@@ -178,17 +178,8 @@ pub trait Rules: Sync + Send {
     /// the end; a rules type may find each total from its parent's
     /// ([`Rules::fused_successor_totals`]).
     #[inline(always)]
-    fn successor_totals(&self, s: Self::Key, mut full: impl FnMut(Self::Key)) -> (u64, u32) {
-        let (mut sum, mut open) = (0u64, 0u32);
-        self.successors(s, |t| {
-            if self.is_full(t) {
-                full(t);
-            } else {
-                sum = sum.wrapping_add(self.successor_hash_total(t));
-                open += 1;
-            }
-        });
-        (sum, open)
+    fn successor_totals(&self, s: Self::Key, full: impl FnMut(Self::Key)) -> (u64, u32) {
+        successor_totals_one_by_one(self, s, full)
     }
 
     /// True when [`Rules::successor_totals`] costs less than listing the successors and
@@ -213,6 +204,26 @@ pub trait Rules: Sync + Send {
     /// the summing is cheap (measured: the 3x3 ring packing, yes; the general grid, whose
     /// sums loop over every cell and neighbour, no).
     const CHEAP_SUCCESSOR_HASHES: bool = false;
+}
+
+/// [`Rules::successor_totals`] a successor at a time, each one's
+/// [`Rules::successor_hash_total`] found on its own (the default way).
+#[inline(always)]
+pub fn successor_totals_one_by_one<R: Rules + ?Sized>(
+    rules: &R,
+    s: R::Key,
+    mut full: impl FnMut(R::Key),
+) -> (u64, u32) {
+    let (mut sum, mut open) = (0u64, 0u32);
+    rules.successors(s, |t| {
+        if rules.is_full(t) {
+            full(t);
+        } else {
+            sum = sum.wrapping_add(rules.successor_hash_total(t));
+            open += 1;
+        }
+    });
+    (sum, open)
 }
 
 /// [`Rules::successors_of_many`] one position at a time, through

@@ -309,13 +309,14 @@ fn measure(w: &Workload, ours: &Ours, yardstick: Option<&Path>, runs: usize) -> 
         None => yardstick.filter(|_| w.yardstick),
     };
     let mpi_exe = ours.mpi.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    let np = w.ranks.map(|n| n.to_string()).unwrap_or_default();
     let ours = ours.dist.as_path();
     let base_args: &[&str] = w.baseline.unwrap_or(&[]);
     // An MPI job: mpirun runs the `mpi` build with `--mpi` and the workload's arguments.
     let (program, our_args): (&Path, Vec<&str>) = match w.ranks {
-        Some(n) => {
+        Some(_) => {
             let mut a: Vec<&str> = crate::verify::MPIRUN_ARGS.to_vec();
-            a.extend(["-np", ["0", "1", "2", "3", "4"][n.min(4)], mpi_exe.as_str(), "--mpi"]);
+            a.extend(["-np", np.as_str(), mpi_exe.as_str(), "--mpi"]);
             a.extend(w.args);
             (Path::new("mpirun"), a)
         }
@@ -588,11 +589,10 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
 /// ranks' compute shared out evenly; a depth's exchanges and compute add up (the rounds are
 /// bulk-synchronous).
 fn cluster_model(mpi: &Path, machines: usize, gbit: f64) -> Result<String> {
-    let mut args: Vec<&str> = crate::verify::MPIRUN_ARGS.to_vec();
-    let exe = mpi.display().to_string();
-    args.extend(["-np", "2", exe.as_str(), "--mpi", "--threads", "1", "--stats", "--json"]);
-    let mut child = Command::new("mpirun")
-        .args(&args)
+    let mut child = crate::verify::mpirun()
+        .args(["-np", "2"])
+        .arg(mpi)
+        .args(["--mpi", "--threads", "1", "--stats", "--json"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

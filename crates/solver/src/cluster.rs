@@ -207,10 +207,10 @@ impl Ranks {
         (((hash & ((1 << OWNER_BITS) - 1)) * self.n as u64) >> OWNER_BITS) as usize
     }
 
-    /// True when this rank owns a key whose hash is `hash`.
+    /// True when this rank owns a key whose hash is `hash` (alone, it owns every key).
     #[inline(always)]
     pub(crate) fn owns(&self, hash: u64) -> bool {
-        self.n == 1 || self.owner(hash) == self.me
+        self.owner(hash) == self.me
     }
 }
 

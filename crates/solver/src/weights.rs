@@ -93,10 +93,6 @@ impl Weights for Lanes {
     type Count = Counts;
     const SHARED_FILL: bool = false;
     const TOTALS: bool = false;
-
-    fn end_totals(&self, _sum: &mut Counts, _n: &Counts, _total: u64) {
-        unreachable!("8 lanes need each lane of the successor hashes, not their total")
-    }
     type Sum = Counts;
 
     fn start<R: Rules>(&self, rules: &R, t: u8) -> Counts {
@@ -118,6 +114,10 @@ impl Weights for Lanes {
     #[inline(always)]
     fn end_successors<R: Rules>(&self, rules: &R, sum: &mut Counts, n: &Counts, s: R::Key) {
         self.end(sum, n, &rules.successor_hashes(s));
+    }
+
+    fn end_totals(&self, _sum: &mut Counts, _n: &Counts, _total: u64) {
+        unreachable!("8 lanes need each lane of the successor hashes, not their total")
     }
 
     #[inline(always)]
@@ -190,11 +190,6 @@ impl Weights for Orbits {
     type Count = u64;
     const SHARED_FILL: bool = true;
     const TOTALS: bool = true;
-
-    #[inline(always)]
-    fn end_totals(&self, sum: &mut u64, n: &u64, total: u64) {
-        *sum = sum.wrapping_add(n.wrapping_mul(total));
-    }
     type Sum = u64;
 
     fn start<R: Rules>(&self, _rules: &R, _t: u8) -> u64 {
@@ -215,6 +210,11 @@ impl Weights for Orbits {
     #[inline(always)]
     fn end_successors<R: Rules>(&self, rules: &R, sum: &mut u64, n: &u64, s: R::Key) {
         self.end_totals(sum, n, rules.successor_hash_total(s));
+    }
+
+    #[inline(always)]
+    fn end_totals(&self, sum: &mut u64, n: &u64, total: u64) {
+        *sum = sum.wrapping_add(n.wrapping_mul(total));
     }
 
     #[inline(always)]

@@ -364,7 +364,6 @@ impl<K: PackedKey> Rules for Grid<K> {
         (acc >> MOVE_BITS).wrapping_add(moves.wrapping_mul(self.hash_total(s)))
     }
 
-    /// Where the window serves the shape (else the totals are the 8-lane sums added up).
     /// With a window: the moves' cell patterns and their `move_sums` entries are looked up
     /// once for the parent `s`; a successor's total starts from the parent's, takes out the
     /// cell it fills, and looks up again only the empty cells next to a cell the move changed
@@ -432,6 +431,7 @@ impl<K: PackedKey> Rules for Grid<K> {
         self.windowed
     }
 
+    /// Where the window serves the shape (else the totals are the 8-lane sums added up).
     fn cheap_successor_totals(&self) -> bool {
         self.windowed
     }

@@ -206,14 +206,14 @@ fn remove_scratch_on_signals() {
 /// Standard output, checked: the standard library's `Stdout` takes a closed descriptor for a
 /// sink that accepts everything (it ignores `EBADF`), so the answer goes through a duplicate
 /// of the descriptor, which fails when there is none, and a stdout that was closed when the
-/// process started is refused ([`closed_at_start`]).
+/// process started is refused ([`STDOUT_CLOSED_AT_START`]).
 struct Stdout(File);
 
 impl Stdout {
     #[cfg(unix)]
     fn open() -> io::Result<Stdout> {
         use std::os::fd::AsFd;
-        if closed_at_start() {
+        if STDOUT_CLOSED_AT_START.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(io::Error::other("it is closed"));
         }
         Ok(Stdout(File::from(io::stdout().as_fd().try_clone_to_owned()?)))
@@ -226,20 +226,28 @@ impl Stdout {
     }
 }
 
-/// True when stdout was closed as the process started. The standard library then opens
-/// `/dev/null` on it, read-write (so that no file the process opens lands there); a shell's
-/// `>/dev/null` opens it write-only.
+/// True when descriptor 1 was closed as the process started. The standard library's start-up
+/// then opens `/dev/null` on it, which looks like a stdout its parent sent to `/dev/null` on
+/// purpose: so it is read before that, by [`record_stdout`], which the C runtime calls with the
+/// other initialisers of an ELF executable ahead of `main`. Elsewhere it stays false (a
+/// closed stdout then takes the answer silently, as the standard library's own does).
 #[cfg(unix)]
-fn closed_at_start() -> bool {
-    use std::os::fd::AsFd;
-    let out = io::stdout();
-    let is_null = match (rustix::fs::fstat(out.as_fd()), rustix::fs::stat("/dev/null")) {
-        (Ok(a), Ok(b)) => (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino),
-        _ => false,
-    };
-    is_null
-        && rustix::fs::fcntl_getfl(out.as_fd())
-            .is_ok_and(|f| f & rustix::fs::OFlags::RWMODE == rustix::fs::OFlags::RDWR)
+static STDOUT_CLOSED_AT_START: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// [`record_stdout`] in the executable's list of initialisers (`.init_array`, run before
+/// `main`, and before the standard library's start-up).
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd", target_os = "netbsd"))]
+#[used]
+#[link_section = ".init_array"]
+static RECORD_STDOUT: extern "C" fn() = record_stdout;
+
+/// Sets [`STDOUT_CLOSED_AT_START`] when descriptor 1 is not open.
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd", target_os = "netbsd"))]
+extern "C" fn record_stdout() {
+    // SAFETY: `F_GETFD` reads a descriptor number's flags, or fails with `EBADF` when nothing
+    // is open on it; it borrows nothing and changes nothing.
+    let closed = unsafe { libc::fcntl(1, libc::F_GETFD) } == -1;
+    STDOUT_CLOSED_AT_START.store(closed, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Writes `bytes` to `out`: exit 0 once they are written, else 1, with a message on stderr

@@ -44,6 +44,9 @@ fn an_answer_that_cannot_be_written_is_an_error() {
     // /dev/null is a place like any other.
     let (code, out, err) = shell(&format!("'{f}'"), ">/dev/null");
     assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
+    // Opened read-write too (as Python's `subprocess.DEVNULL` opens it): not a closed stdout.
+    let (code, out, err) = shell(&format!("'{f}'"), "1<>/dev/null");
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
     // --help to a full device too.
     let (code, _, err) = shell("--help", "> /dev/full");
     assert!(code == 1 && err.contains("cannot write to stdout"), "{code} {err}");

@@ -14,8 +14,9 @@ use crate::prefetch::prefetch;
 /// The smallest table.
 const MIN_SLOTS: usize = 16;
 
-/// How many items ahead [`CountSet::insert_many`] prefetches table slots.
-const PREFETCH_DISTANCE: usize = 8;
+/// Items whose table slots [`CountSet::insert_many`] prefetches at once, a block ahead of the
+/// ones it inserts.
+const PREFETCH_BLOCK: usize = 32;
 
 /// How many items ahead an insert into the dense layout prefetches the element a slot names.
 const ELEMENT_AHEAD: usize = 8;
@@ -117,7 +118,12 @@ pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
 ///   the top bits are left to choose the shard (see [`crate::Frontier`]).
 /// * The keys are read back in slot order ([`CountSet::iter`], or [`CountSet::slots`] by
 ///   ranges): the same inserts in the same order give the same slots.
+///
+/// A set is aligned to 128 bytes (two cache lines, what adjacent-line prefetchers fetch
+/// together): the shards of a frontier sit side by side in one vector, and threads filling
+/// two of them at once would otherwise write (their lengths) to one line.
 #[derive(Debug)]
+#[repr(align(128))]
 pub struct CountSet<K: Pod + Eq, C: Tally> {
     /// Inline: the table. Dense: the elements, from element 1 (element 0 is the sentinel).
     slots: MmapArray<Slot<K, C>>,
@@ -331,14 +337,40 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
                 room = Self::max_keys(self.capacity()).saturating_sub(self.len);
             }
             let (piece, tail) = rest.split_at(room.min(rest.len()));
-            self.insert_piece::<T, PREFETCH>(piece, hash, key, counts);
+            if PREFETCH {
+                // The slots of a block of items are prefetched while the block before goes in:
+                // by the time an item is inserted, its table slot has arrived, and the element
+                // it names (the dense layout's second, dependent miss, prefetched a few items
+                // ahead) is found without waiting for the slot.
+                let mut blocks = piece.chunks(PREFETCH_BLOCK).peekable();
+                if let Some(first) = blocks.peek() {
+                    self.prefetch_items(first, hash);
+                }
+                while let Some(block) = blocks.next() {
+                    if let Some(after) = blocks.peek() {
+                        self.prefetch_items(after, hash);
+                    }
+                    self.insert_piece(block, hash, key, counts);
+                }
+            } else {
+                self.insert_piece(piece, hash, key, counts);
+            }
             rest = tail;
         }
     }
 
-    /// Inserts `piece`, which has at most `max_keys(capacity) - len` items.
+    /// Prefetches the table slots of `items`.
     #[inline(always)]
-    fn insert_piece<T, const PREFETCH: bool>(
+    fn prefetch_items<T>(&self, items: &[T], hash: &impl Fn(&T) -> u64) {
+        for item in items {
+            self.prefetch_hash(hash(item));
+        }
+    }
+
+    /// Inserts `piece`, which has at most `max_keys(capacity) - len` items, whose table slots
+    /// were prefetched.
+    #[inline(always)]
+    fn insert_piece<T>(
         &mut self,
         piece: &[T],
         hash: &impl Fn(&T) -> u64,
@@ -353,16 +385,6 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         let empty = K::zeroed();
         let mut len = self.len;
         for (j, item) in piece.iter().enumerate() {
-            if PREFETCH {
-                if let Some(ahead) = piece.get(j + PREFETCH_DISTANCE) {
-                    let i = slot(hash(ahead));
-                    if Self::INLINE {
-                        prefetch(&slots[i]);
-                    } else {
-                        prefetch(&table[i]);
-                    }
-                }
-            }
             if !Self::INLINE {
                 // The element a slot names is a second, dependent miss: fetch the one of an
                 // item a little ahead (the last item, near the end), whose slot has arrived
@@ -453,7 +475,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         self.len = 0;
         self.make_table((2 * self.capacity()).max(MIN_SLOTS), &Serial);
         // They fit: a doubled table holds at least as many keys.
-        self.insert_piece::<_, true>(&keys, &|r| key_hash(&r.0), &|r| r.0, &|r| r.1);
+        self.insert_all::<_, true>(&keys, &|r| key_hash(&r.0), &|r| r.0, &|r| r.1);
     }
 
     /// The slots, for reading the set in pieces (ranges of slots), say one piece a thread:

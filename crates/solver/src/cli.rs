@@ -31,8 +31,9 @@ pub struct Args {
     /// Do not reduce by symmetry (slower; for cross-checks).
     #[arg(long)]
     pub no_symmetry: bool,
-    /// Keep 8 path counts a position even when every symmetry fixes the start board (which
-    /// otherwise needs one): slower; for cross-checks and comparisons.
+    /// Keep 8 path counts a position even when symmetries fix the start board (which otherwise
+    /// needs one when all do, and 4 or 2 when some do): slower; for cross-checks and
+    /// comparisons.
     #[arg(long)]
     pub lanes: bool,
     /// Print the answer at every depth from 0 to DEPTH, one `depth answer` line each.

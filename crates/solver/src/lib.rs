@@ -74,8 +74,9 @@ pub struct Options {
     pub general: bool,
     /// Store every board as itself (no canonicalisation): slower, for cross-checks.
     pub no_symmetry: bool,
-    /// Keep 8 path counts a position (one per symmetry) even when every symmetry fixes the
-    /// start, where one orbit mass would do: slower, for cross-checks and comparisons.
+    /// Keep 8 path counts a position (one per symmetry) even when symmetries fix the start,
+    /// where one orbit mass would do (all of them fix it) or one count a coset of those that
+    /// do (some): slower, for cross-checks and comparisons.
     pub lanes: bool,
     /// Also compute the answer at every depth `0..=depth`.
     pub all_depths: bool,
@@ -281,11 +282,19 @@ fn run_rules<R: Rules>(
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
 ) -> anyhow::Result<driver::Outcome> {
-    let orbits = weights::Orbits::of(rules, rules.pack(board.cells())).filter(|_| !options.lanes);
-    match orbits {
-        Some(orbits) => run_weighted(rules, orbits, "orbits", path, board, depth, options, cluster, observe),
-        None => run_weighted(rules, weights::Lanes, "lanes", path, board, depth, options, cluster, observe),
+    let start = rules.pack(board.cells());
+    if !options.lanes {
+        if let Some(orbits) = weights::Orbits::of(rules, start) {
+            return run_weighted(rules, orbits, "orbits", path, board, depth, options, cluster, observe);
+        }
+        if let Some(cosets) = weights::Cosets::<4>::of(rules, start) {
+            return run_weighted(rules, cosets, "cosets of 2", path, board, depth, options, cluster, observe);
+        }
+        if let Some(cosets) = weights::Cosets::<2>::of(rules, start) {
+            return run_weighted(rules, cosets, "cosets of 4", path, board, depth, options, cluster, observe);
+        }
     }
+    run_weighted(rules, weights::Lanes, "lanes", path, board, depth, options, cluster, observe)
 }
 
 /// Runs one search counted by `weights`: opens the checkpoint (new, or resumed), then the

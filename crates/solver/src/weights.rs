@@ -1,6 +1,6 @@
 //! How the search counts the paths that reach a stored (canonical) position.
 //!
-//! Two ways, one trait ([`Weights`]):
+//! Three ways, one trait ([`Weights`]):
 //!
 //! * [`Lanes`], for any start: 8 wrapping `u32` counts a position, lane `g` counting the paths
 //!   that reached the board `g(c)` (see [`state::Counts`]). A successor canonicalised by `t`
@@ -15,6 +15,12 @@
 //!   two up to 8), so it is kept modulo 2^64 in a `u64` and divided at the end: 61 exact bits,
 //!   of which the answer keeps 30. A position costs 8 bytes of counts instead of 32, and no
 //!   permutation.
+//! * [`Cosets`], for a square board's start that some of the 8 symmetries fix but not all (a
+//!   die in a corner or on an edge: a group `H` of 2 or 4). A symmetry `h` of `H` applied to a
+//!   whole path gives another path from the start, so every path is counted `|H|` times (the
+//!   start carries 1 on each lane of `H`): then lanes `g` and `h ∘ g` always hold the same
+//!   count, and one lane a coset of `H` keeps them all (4 lanes or 2 instead of 8). The sums
+//!   are `|H|` times the answer, modulo 2^32: divided at the end, 30 bits or more are exact.
 
 use frontier::Tally;
 use state::{mul_add, Counts, Rules, HASH_MASK};
@@ -153,6 +159,177 @@ impl Weights for Lanes {
     }
 }
 
+/// `L` path counts a position, one per coset of the symmetries that fix the start board
+/// (module docs): starts that some symmetries fix but not all (one die in a corner or on an
+/// edge of a square board, say: 4 lanes where [`Lanes`] keeps 8).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cosets<const L: usize> {
+    /// The lane of each symmetry: `coset[g]` holds the counts of lane `g` of [`Lanes`].
+    coset: [u8; 8],
+    /// `carry[t][c]`: the parent's lane that lane `c` of a successor canonicalised by `t`
+    /// takes.
+    carry: [[u8; L]; 8],
+    /// The start board's 8 lanes before it is canonicalised: 1 on each symmetry that fixes it.
+    fixers: Counts,
+    /// `log2` of the number of symmetries that fix the start: every path is counted that
+    /// many times.
+    shift: u32,
+}
+
+impl<const L: usize> Cosets<L> {
+    /// Coset lanes for a search from `start` under `rules`, when `8 / L` of the 8 symmetries of
+    /// a square board fix `start`. Lane `g` of [`Lanes`] counts the paths that reach `g(c)`;
+    /// every path is counted here once for each symmetry `h` that fixes the start (applied to
+    /// the whole path, `h` gives another path from the start), so that lanes `g` and `h ∘ g`
+    /// always hold the same count: one lane a coset of the fixers. Checked, not assumed:
+    /// `None` unless the start's lanes and every successor's permutation
+    /// ([`Rules::permute`]) keep each coset's lanes equal.
+    pub(crate) fn of<R: Rules>(rules: &R, start: R::Key) -> Option<Cosets<L>> {
+        if rules.symmetries() != 8 {
+            return None;
+        }
+        let images = rules.images(start);
+        let fixers: Counts = std::array::from_fn(|g| u32::from(images[g] == start));
+        let fixed = fixers.iter().sum::<u32>() as usize;
+        if fixed * L != 8 {
+            return None;
+        }
+        // The symmetry `h ∘ g` as an index, read off a board that no symmetry fixes.
+        let probe = asymmetric(rules)?;
+        let seen = rules.images(probe);
+        let compose = |h: usize, g: usize| seen.iter().position(|&b| b == rules.images(seen[g])[h]);
+        let mut coset = [u8::MAX; 8];
+        let mut next = 0u8;
+        for g in 0..8 {
+            if coset[g] != u8::MAX {
+                continue;
+            }
+            for h in (0..8).filter(|&h| fixers[h] == 1) {
+                coset[compose(h, g)?] = next;
+            }
+            next += 1;
+        }
+        if usize::from(next) != L || coset.contains(&u8::MAX) {
+            return None;
+        }
+        let iota: Counts = std::array::from_fn(|g| g as u32);
+        let mut carry = [[0u8; L]; 8];
+        for (t, row) in carry.iter_mut().enumerate() {
+            let from = rules.permute(&iota, t as u8);
+            // Lanes of one coset must come from lanes of one coset.
+            for g in 0..8 {
+                for g2 in 0..8 {
+                    if coset[g] == coset[g2] && coset[from[g] as usize] != coset[from[g2] as usize] {
+                        return None;
+                    }
+                }
+                row[usize::from(coset[g])] = coset[from[g] as usize];
+            }
+        }
+        let cosets = Cosets { coset, carry, fixers, shift: fixed.trailing_zeros() };
+        // The start's lanes, however canonicalised, are equal on each coset.
+        (0..8u8)
+            .all(|t| cosets.expand(&cosets.compress(&rules.permute(&fixers, t))) == rules.permute(&fixers, t))
+            .then_some(cosets)
+    }
+
+    /// The 8 lanes of [`Lanes`] these counts stand for.
+    #[inline(always)]
+    fn expand(&self, n: &[u32; L]) -> Counts {
+        std::array::from_fn(|g| n[usize::from(self.coset[g])])
+    }
+
+    /// The counts of 8 lanes that are equal on each coset.
+    fn compress(&self, lanes: &Counts) -> [u32; L] {
+        let mut n = [0; L];
+        for g in 0..8 {
+            n[usize::from(self.coset[g])] = lanes[g];
+        }
+        n
+    }
+}
+
+/// A board of `rules`' shape that no symmetry fixes (its 8 images distinct), if one of a few
+/// pseudo-random boards is.
+fn asymmetric<R: Rules>(rules: &R) -> Option<R::Key> {
+    let cells = rules.shape().cells();
+    (1..=64u64).find_map(|seed| {
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let board: Vec<u8> = (0..cells)
+            .map(|_| {
+                x ^= x >> 29;
+                x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                ((x >> 32) % 7) as u8
+            })
+            .collect();
+        let key = rules.pack(&board);
+        let images = rules.images(key);
+        (0..8).all(|g| !images[..g].contains(&images[g])).then_some(key)
+    })
+}
+
+impl<const L: usize> Weights for Cosets<L> {
+    type Count = [u32; L];
+    /// One atomic addition a lane: shared where the lanes fit one word (2 lanes).
+    const SHARED_FILL: bool = L <= 2;
+    const TOTALS: bool = false;
+    type Sum = Counts;
+
+    fn start<R: Rules>(&self, rules: &R, t: u8) -> [u32; L] {
+        self.compress(&rules.permute(&self.fixers, t))
+    }
+
+    #[inline(always)]
+    fn carry<R: Rules>(&self, _rules: &R, n: &[u32; L], t: u8) -> [u32; L] {
+        let from = &self.carry[usize::from(t)];
+        std::array::from_fn(|c| n[usize::from(from[c])])
+    }
+
+    #[inline(always)]
+    fn end(&self, sum: &mut Counts, n: &[u32; L], hashes: &Counts) {
+        mul_add(sum, &self.expand(n), hashes);
+    }
+
+    #[inline(always)]
+    fn end_successors<R: Rules>(&self, rules: &R, sum: &mut Counts, n: &[u32; L], s: R::Key) {
+        self.end(sum, n, &rules.successor_hashes(s));
+    }
+
+    fn end_totals(&self, _sum: &mut Counts, _n: &[u32; L], _total: u64) {
+        unreachable!("coset lanes need each lane of the successor hashes, not their total")
+    }
+
+    #[inline(always)]
+    fn end_successors_of_many<R: Rules>(
+        &self,
+        rules: &R,
+        sum: &mut Counts,
+        keys: &[R::Key],
+        counts: impl Fn(usize) -> [u32; L],
+    ) {
+        Lanes.end_successors_of_many(rules, sum, keys, |j| self.expand(&counts(j)));
+    }
+
+    fn cheap_successor_sums<R: Rules>(&self, _rules: &R) -> bool {
+        R::CHEAP_SUCCESSOR_HASHES
+    }
+
+    /// Each coset's lanes count every path once for each fixer, and a coset has as many
+    /// lanes as there are fixers: the lanes' sum.
+    #[inline(always)]
+    fn paths(&self, n: &[u32; L]) -> u32 {
+        n.iter().fold(0u32, |a, &x| a.wrapping_add(x))
+    }
+
+    fn answer(&self, sum: &Counts) -> u32 {
+        (sum.iter().fold(0u32, |a, &x| a.wrapping_add(x)) >> self.shift) & HASH_MASK
+    }
+
+    fn boards<R: Rules>(&self, rules: &R, c: R::Key, n: &[u32; L]) -> u64 {
+        rules.boards(c, &self.expand(n)).into()
+    }
+}
+
 /// One `u64` mass a position (module docs): starts that every symmetry fixes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Orbits {
@@ -250,6 +427,71 @@ impl Weights for Orbits {
             0
         } else {
             self.orbit(rules, c).0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use state::canon::Portable;
+    use state::{Grid, Level, Ring3, Shape};
+
+    /// Which counting each start gets, on the 3x3 fast path and the general grid alike.
+    fn cosets_of<R: Rules>(rules: &R) {
+        let lanes = |cells: &[u8]| {
+            let start = rules.pack(cells);
+            match (Orbits::of(rules, start), Cosets::<4>::of(rules, start), Cosets::<2>::of(rules, start)) {
+                (Some(_), None, None) => 1,
+                (None, Some(_), None) => 4,
+                (None, None, Some(_)) => 2,
+                (None, None, None) => 8,
+                _ => panic!("two countings for {cells:?}"),
+            }
+        };
+        // A corner die (a diagonal fixes it), an edge die (a reflection), the empty board.
+        assert_eq!(lanes(&[1, 0, 0, 0, 0, 0, 0, 0, 0]), 4);
+        assert_eq!(lanes(&[0, 2, 0, 0, 0, 0, 0, 0, 0]), 4);
+        assert_eq!(lanes(&[0; 9]), 1);
+        // Two opposite corners (the half turn and both diagonals); two dice the other diagonal
+        // maps to each other; two that nothing fixes.
+        assert_eq!(lanes(&[3, 0, 0, 0, 0, 0, 0, 0, 3]), 2);
+        assert_eq!(lanes(&[1, 2, 0, 0, 0, 2, 0, 0, 1]), 4);
+        assert_eq!(lanes(&[0, 1, 0, 0, 0, 1, 0, 0, 0]), 4);
+        assert_eq!(lanes(&[1, 2, 0, 0, 0, 0, 0, 0, 0]), 8);
+    }
+
+    #[test]
+    fn starts_get_one_lane_a_coset_of_their_fixers() {
+        cosets_of(&Ring3::new(Portable));
+        cosets_of(&Grid::<u32>::new(Shape::SQUARE3, Level::Portable));
+    }
+
+    /// A pinwheel on the 4x4 board: only the quarter turns fix it.
+    #[test]
+    fn turns_alone_give_two_lanes() {
+        let grid = Grid::<u64>::new(Shape::new(4, 4).unwrap(), Level::Portable);
+        #[rustfmt::skip]
+        let pinwheel = [
+            0, 1, 0, 0,
+            0, 0, 0, 1,
+            1, 0, 0, 0,
+            0, 0, 1, 0,
+        ];
+        let start = grid.pack(&pinwheel);
+        assert!(Orbits::of(&grid, start).is_none() && Cosets::<4>::of(&grid, start).is_none());
+        assert!(Cosets::<2>::of(&grid, start).is_some());
+    }
+
+    #[test]
+    fn a_board_no_symmetry_fixes_is_found() {
+        for side in 2..=6 {
+            let grid = Grid::<u128>::new(Shape::new(side, side).unwrap(), Level::Portable);
+            assert!(asymmetric(&grid).is_some(), "{side}x{side}");
+        }
+        for side in 7..=8 {
+            let grid = Grid::<state::U192>::new(Shape::new(side, side).unwrap(), Level::Portable);
+            assert!(asymmetric(&grid).is_some(), "{side}x{side}");
         }
     }
 }

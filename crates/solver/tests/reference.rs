@@ -123,6 +123,40 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// Square starts that some symmetries fix but not all (counted by one lane a coset of those
+    /// symmetries: a reflection, the half turn, or a group of 4 of them): answers at every
+    /// depth and distinct boards, on every path, against the reference.
+    #[test]
+    fn partly_symmetric_starts_match_reference(side in 2usize..=5, seed in any::<u64>(), one_in in 2u64..6, group in 0usize..8, depth in 0u32..8) {
+        prop_assume!(side <= 4 || depth <= 5);
+        let gens: &[usize] = [&[0][..], &[1], &[2], &[3], &[4], &[0, 1], &[3, 4], &[5]][group];
+        let cells = boards::symmetric_under(side, &boards::random(side, side, seed, one_in), gens);
+        let (want, distinct) = reference(&cells, side, side, depth);
+        for o in all_paths() {
+            prop_assert_eq!(solve_with(&cells, side, side, depth, &o), want, "{:?}", o);
+        }
+        let board = Board::new(Shape::new(side, side).unwrap(), cells.clone()).unwrap();
+        for threads in [1, 2] {
+            let o = Options { count_boards: true, all_depths: true, threads: Some(threads), ..Options::default() };
+            let a = solve(&board, depth, &o).unwrap();
+            prop_assert_eq!(a.answer, want);
+            let boards: Vec<usize> = a.stats.iter().map(|s| s.boards.unwrap() as usize).collect();
+            prop_assert_eq!(&boards[..], &distinct[..boards.len()]);
+            prop_assert!(distinct[boards.len()..].iter().all(|&n| n == 0));
+            for d in 0..depth {
+                prop_assert_eq!(a.answers[d as usize], reference(&cells, side, side, d).0, "depth {}", d);
+            }
+            // Paths ended, depth by depth, as 8 lanes count them.
+            let lanes = solve(&board, depth, &Options { lanes: true, ..o.clone() }).unwrap();
+            let ended = |a: &solver::Answer| a.stats.iter().map(|s| (s.ended_paths, s.states)).collect::<Vec<_>>();
+            prop_assert_eq!(ended(&a), ended(&lanes));
+        }
+    }
+}
+
 #[test]
 fn every_shape_every_size_fixed_boards() {
     for rows in 1..=8 {

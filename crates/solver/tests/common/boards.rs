@@ -38,3 +38,42 @@ pub fn random(rows: usize, cols: usize, seed: u64, one_in: u64) -> Vec<u8> {
         })
         .collect()
 }
+
+/// `cells` (a square board, `side` x `side`) made symmetric under the group that the
+/// symmetries `gens` generate (numbered: 0 flips the rows, 1 the columns, 2 turns half a
+/// turn, 3 transposes, 4 transposes across the other diagonal, 5 and 6 turn a quarter turn
+/// either way): each cell takes the value of the first cell (row-major) of its orbit.
+// Not every test that includes this file uses it.
+#[allow(dead_code)]
+pub fn symmetric_under(side: usize, cells: &[u8], gens: &[usize]) -> Vec<u8> {
+    let last = side - 1;
+    let map = |g: usize, (r, c): (usize, usize)| match g {
+        0 => (last - r, c),
+        1 => (r, last - c),
+        2 => (last - r, last - c),
+        3 => (c, r),
+        4 => (last - c, last - r),
+        5 => (c, last - r),
+        _ => (last - c, r),
+    };
+    let mut out = cells.to_vec();
+    for r in 0..side {
+        for c in 0..side {
+            // The orbit of (r, c): every cell the generators reach from it.
+            let mut orbit = vec![(r, c)];
+            let mut i = 0;
+            while i < orbit.len() {
+                for &g in gens {
+                    let next = map(g, orbit[i]);
+                    if !orbit.contains(&next) {
+                        orbit.push(next);
+                    }
+                }
+                i += 1;
+            }
+            let first = orbit.iter().map(|&(a, b)| a * side + b).min().unwrap();
+            out[r * side + c] = cells[first];
+        }
+    }
+    out
+}

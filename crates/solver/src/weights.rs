@@ -23,7 +23,7 @@
 //!   are `|H|` times the answer, modulo 2^32: divided at the end, 30 bits or more are exact.
 
 use frontier::Tally;
-use state::{mul_add, Counts, Rules, HASH_MASK};
+use state::{lane_sum, mul_add, Counts, Rules, HASH_MASK};
 
 /// The most positions [`Rules::successors_of_many`] takes at once, over all rules.
 pub(crate) const MANY_MAX: usize = 16;
@@ -54,7 +54,10 @@ pub(crate) trait Weights: Copy + Send + Sync {
     /// Adds to `sum` the hashes of the paths with counts `n` at `s` continued by every move
     /// from `s` (not full): [`Weights::end`] of its [`Rules::successor_hashes`], or what of
     /// them the counts need.
-    fn end_successors<R: Rules>(&self, rules: &R, sum: &mut Self::Sum, n: &Self::Count, s: R::Key);
+    #[inline(always)]
+    fn end_successors<R: Rules>(&self, rules: &R, sum: &mut Self::Sum, n: &Self::Count, s: R::Key) {
+        self.end(sum, n, &rules.successor_hashes(s));
+    }
 
     /// True when [`Weights::end_totals`] serves: the counts are one number a position, and
     /// what the last depth needs of a position's successors is their hash total
@@ -64,7 +67,9 @@ pub(crate) trait Weights: Copy + Send + Sync {
     /// Adds to `sum` the hashes of the paths with counts `n` continued by every move from
     /// positions whose [`Rules::successor_hash_total`]s sum to `total`. Only where
     /// [`Weights::TOTALS`].
-    fn end_totals(&self, sum: &mut Self::Sum, n: &Self::Count, total: u64);
+    fn end_totals(&self, _sum: &mut Self::Sum, _n: &Self::Count, _total: u64) {
+        unreachable!("these counts need each lane of the successor hashes, not their total")
+    }
 
     /// [`Weights::end_successors`] for up to [`Rules::MANY`] positions `keys[j]` at once, with
     /// counts `counts(j)`.
@@ -79,7 +84,9 @@ pub(crate) trait Weights: Copy + Send + Sync {
     /// True when summing the last depth from every successor of the depth before it
     /// ([`Weights::end_successors_of_many`]) costs less than storing that depth: where the
     /// rules' successor sums these counts need are cheap.
-    fn cheap_successor_sums<R: Rules>(&self, rules: &R) -> bool;
+    fn cheap_successor_sums<R: Rules>(&self, _rules: &R) -> bool {
+        R::CHEAP_SUCCESSOR_HASHES
+    }
 
     /// The number of paths counts `n` stand for, modulo 2^32.
     fn paths(&self, n: &Self::Count) -> u32;
@@ -118,15 +125,6 @@ impl Weights for Lanes {
     }
 
     #[inline(always)]
-    fn end_successors<R: Rules>(&self, rules: &R, sum: &mut Counts, n: &Counts, s: R::Key) {
-        self.end(sum, n, &rules.successor_hashes(s));
-    }
-
-    fn end_totals(&self, _sum: &mut Counts, _n: &Counts, _total: u64) {
-        unreachable!("8 lanes need each lane of the successor hashes, not their total")
-    }
-
-    #[inline(always)]
     fn end_successors_of_many<R: Rules>(
         &self,
         rules: &R,
@@ -141,13 +139,9 @@ impl Weights for Lanes {
         }
     }
 
-    fn cheap_successor_sums<R: Rules>(&self, _rules: &R) -> bool {
-        R::CHEAP_SUCCESSOR_HASHES
-    }
-
     #[inline(always)]
     fn paths(&self, n: &Counts) -> u32 {
-        n.iter().fold(0u32, |a, &x| a.wrapping_add(x))
+        lane_sum(n)
     }
 
     fn answer(&self, sum: &Counts) -> u32 {
@@ -291,15 +285,6 @@ impl<const L: usize> Weights for Cosets<L> {
     }
 
     #[inline(always)]
-    fn end_successors<R: Rules>(&self, rules: &R, sum: &mut Counts, n: &[u32; L], s: R::Key) {
-        self.end(sum, n, &rules.successor_hashes(s));
-    }
-
-    fn end_totals(&self, _sum: &mut Counts, _n: &[u32; L], _total: u64) {
-        unreachable!("coset lanes need each lane of the successor hashes, not their total")
-    }
-
-    #[inline(always)]
     fn end_successors_of_many<R: Rules>(
         &self,
         rules: &R,
@@ -310,19 +295,15 @@ impl<const L: usize> Weights for Cosets<L> {
         Lanes.end_successors_of_many(rules, sum, keys, |j| self.expand(&counts(j)));
     }
 
-    fn cheap_successor_sums<R: Rules>(&self, _rules: &R) -> bool {
-        R::CHEAP_SUCCESSOR_HASHES
-    }
-
     /// Each coset's lanes count every path once for each fixer, and a coset has as many
     /// lanes as there are fixers: the lanes' sum.
     #[inline(always)]
     fn paths(&self, n: &[u32; L]) -> u32 {
-        n.iter().fold(0u32, |a, &x| a.wrapping_add(x))
+        lane_sum(n)
     }
 
     fn answer(&self, sum: &Counts) -> u32 {
-        (sum.iter().fold(0u32, |a, &x| a.wrapping_add(x)) >> self.shift) & HASH_MASK
+        (lane_sum(sum) >> self.shift) & HASH_MASK
     }
 
     fn boards<R: Rules>(&self, rules: &R, c: R::Key, n: &[u32; L]) -> u64 {

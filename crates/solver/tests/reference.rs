@@ -16,6 +16,27 @@ fn solve_with(cells: &[u8], rows: usize, cols: usize, depth: u32, options: &Opti
     solve(&board, depth, options).unwrap().answer
 }
 
+/// An answer against the reference's: the answer `want`, the distinct boards of every depth
+/// `distinct` (the search stops once every path has ended, where the reference keeps counting
+/// empty depths) and, where all depths were asked for, the answer at each depth.
+fn check_answer(
+    a: &solver::Answer,
+    cells: &[u8],
+    rows: usize,
+    cols: usize,
+    want: u32,
+    distinct: &[usize],
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(a.answer, want);
+    let boards: Vec<usize> = a.stats.iter().map(|s| s.boards.unwrap() as usize).collect();
+    prop_assert_eq!(&boards[..], &distinct[..boards.len()]);
+    prop_assert!(distinct[boards.len()..].iter().all(|&n| n == 0));
+    for (d, &got) in a.answers.iter().enumerate() {
+        prop_assert_eq!(got, reference(cells, rows, cols, d as u32).0, "depth {}", d);
+    }
+    Ok(())
+}
+
 fn board_strategy(max_side: usize) -> impl Strategy<Value = (usize, usize, Vec<u8>)> {
     (1..=max_side, 1..=max_side).prop_flat_map(|(r, c)| {
         // Mostly empty cells so that games last.
@@ -52,13 +73,7 @@ proptest! {
         for no_symmetry in [false, true] {
             let board = Board::new(Shape::new(rows, cols).unwrap(), cells.clone()).unwrap();
             let o = Options { count_boards: true, no_symmetry, ..Options::default() };
-            let a = solve(&board, depth, &o).unwrap();
-            prop_assert_eq!(a.answer, want);
-            let boards: Vec<usize> = a.stats.iter().map(|s| s.boards.unwrap() as usize).collect();
-            // The search stops early once every path has ended; the reference keeps counting
-            // empty depths.
-            prop_assert_eq!(&boards[..], &distinct[..boards.len()]);
-            prop_assert!(distinct[boards.len()..].iter().all(|&n| n == 0));
+            check_answer(&solve(&board, depth, &o).unwrap(), &cells, rows, cols, want, &distinct)?;
         }
     }
 
@@ -113,13 +128,8 @@ proptest! {
         let board = Board::new(Shape::new(rows, cols).unwrap(), cells.clone()).unwrap();
         let o = Options { count_boards: true, all_depths: true, ..Options::default() };
         let a = solve(&board, depth, &o).unwrap();
-        prop_assert_eq!(a.answer, want);
-        let boards: Vec<usize> = a.stats.iter().map(|s| s.boards.unwrap() as usize).collect();
-        prop_assert_eq!(&boards[..], &distinct[..boards.len()]);
-        prop_assert!(distinct[boards.len()..].iter().all(|&n| n == 0));
-        for d in 0..depth {
-            prop_assert_eq!(a.answers[d as usize], reference(&cells, rows, cols, d).0, "depth {}", d);
-        }
+        prop_assert_eq!(a.answers.len(), depth as usize + 1);
+        check_answer(&a, &cells, rows, cols, want, &distinct)?;
     }
 }
 
@@ -142,13 +152,8 @@ proptest! {
         for threads in [1, 2] {
             let o = Options { count_boards: true, all_depths: true, threads: Some(threads), ..Options::default() };
             let a = solve(&board, depth, &o).unwrap();
-            prop_assert_eq!(a.answer, want);
-            let boards: Vec<usize> = a.stats.iter().map(|s| s.boards.unwrap() as usize).collect();
-            prop_assert_eq!(&boards[..], &distinct[..boards.len()]);
-            prop_assert!(distinct[boards.len()..].iter().all(|&n| n == 0));
-            for d in 0..depth {
-                prop_assert_eq!(a.answers[d as usize], reference(&cells, side, side, d).0, "depth {}", d);
-            }
+            prop_assert_eq!(a.answers.len(), depth as usize + 1);
+            check_answer(&a, &cells, side, side, want, &distinct)?;
             // Paths ended, depth by depth, as 8 lanes count them.
             let lanes = solve(&board, depth, &Options { lanes: true, ..o.clone() }).unwrap();
             let ended = |a: &solver::Answer| a.stats.iter().map(|s| (s.ended_paths, s.states)).collect::<Vec<_>>();

@@ -20,7 +20,13 @@ pub fn lane_total(lanes: &[u32]) -> u64 {
     lanes.iter().map(|&x| u64::from(x)).sum()
 }
 
+/// The sum of `lanes` modulo 2^32 (the paths a position's counts stand for, say).
+#[inline(always)]
+pub fn lane_sum(lanes: &[u32]) -> u32 {
+    lanes.iter().fold(0u32, |a, &x| a.wrapping_add(x))
+}
+
 /// The answer's 30 bits of a lane vector: the sum of its lanes, modulo 2^30.
 pub fn fold_lanes(v: &Counts) -> u32 {
-    v.iter().fold(0u32, |a, &x| a.wrapping_add(x)) & crate::shape::HASH_MASK
+    lane_sum(v) & crate::shape::HASH_MASK
 }

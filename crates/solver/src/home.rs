@@ -187,16 +187,32 @@ impl Place {
     }
 }
 
+/// How long a scratch directory still being made (its name starts with a dot) is left alone
+/// before a free lock file in it marks it abandoned: its run takes the lock and renames it
+/// within microseconds, and between creating the lock file and locking it, the file is free.
+const MAKING_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Removes the scratch directories in `parent` whose run is gone: named like ours, holding a
-/// lock file that nobody holds. Anything else (a user's files, a live run's scratch) is left.
+/// lock file that nobody holds; one still named as it is made (a run killed before it took its
+/// name) only once it is older than [`MAKING_GRACE`]. Anything else (a user's files, a live
+/// run's scratch) is left.
 fn remove_abandoned(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else { return };
     for e in entries.flatten() {
         let name = e.file_name();
         let name = name.to_string_lossy();
-        let Some(rest) = name.strip_prefix(SCRATCH_PREFIX) else { continue };
+        let making = name.starts_with('.');
+        let Some(rest) = name.strip_prefix('.').unwrap_or(&name).strip_prefix(SCRATCH_PREFIX) else {
+            continue;
+        };
         if !rest.chars().all(|c| c.is_ascii_alphanumeric()) || !e.path().is_dir() {
             continue;
+        }
+        if making {
+            let age = e.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
+            if age.is_none_or(|age| age < MAKING_GRACE) {
+                continue;
+            }
         }
         let Ok(lock) = File::options().write(true).open(e.path().join(LOCK)) else { continue };
         if lock.try_lock().is_ok() {
@@ -606,6 +622,34 @@ mod tests {
         let mut left: Vec<_> = std::fs::read_dir(work).unwrap().flatten().map(|e| e.file_name()).collect();
         left.sort();
         assert_eq!(left, ["cephalopod-1-2", "cephalopod-user-file"]);
+        work_tmp.close().unwrap();
+    }
+
+    /// A run killed while its scratch still had the name it is made under: removed once that
+    /// is older than the grace, kept before (its run may be about to lock it), and kept without
+    /// a lock file.
+    #[test]
+    fn scratch_abandoned_while_made_is_removed_after_the_grace() {
+        let work_tmp = dir("making");
+        let work = work_tmp.path();
+        let made = |name: &str, lock: bool, age: u64| {
+            let d = work.join(name);
+            std::fs::create_dir(&d).unwrap();
+            if lock {
+                std::fs::write(d.join(LOCK), "").unwrap();
+            }
+            let then = std::time::SystemTime::now() - std::time::Duration::from_secs(age);
+            File::open(&d).unwrap().set_modified(then).unwrap();
+            d
+        };
+        let old = made(".cephalopod-Ab12cd", true, MAKING_GRACE.as_secs() + 60);
+        let young = made(".cephalopod-Ef34gh", true, 1);
+        let bare = made(".cephalopod-Ij56kl", false, MAKING_GRACE.as_secs() + 60);
+        let other = made(".cephalopod-x-y", true, MAKING_GRACE.as_secs() + 60);
+        let s = Scratch::create(Some(work)).unwrap();
+        assert!(!old.exists(), "the killed run's scratch is removed");
+        assert!(young.exists() && bare.exists() && other.exists());
+        drop(s);
         work_tmp.close().unwrap();
     }
 

@@ -45,6 +45,10 @@ const BLOCK: usize = 1 << 13;
 /// The prefix of a scratch directory's name (`cephalopod-` and random letters and digits).
 const SCRATCH_PREFIX: &str = "cephalopod-";
 
+/// The prefix of a scratch directory's name while it is made, before its run holds its lock:
+/// another run's clean-up leaves it alone until it is older than [`MAKING_GRACE`].
+const MAKING_PREFIX: &str = ".cephalopod-";
+
 /// The file of a scratch directory that its run holds locked while it lives.
 const LOCK: &str = "lock";
 
@@ -68,18 +72,18 @@ impl Scratch {
         let parent = work_dir.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
         std::fs::create_dir_all(&parent).map_err(at("cannot create work directory", &parent))?;
         remove_abandoned(&parent);
-        // The directory is made under a name no other run's clean-up looks at, and takes its
-        // own name only once its lock is held: a run starting beside it (another rank) never
-        // sees it unlocked.
+        // The directory is made under a name other runs' clean-up leaves alone (for a grace
+        // period), and takes its own name only once its lock is held: a run starting beside it
+        // (another rank) never sees it unlocked.
         let making = tempfile::Builder::new()
-            .prefix(&format!(".{SCRATCH_PREFIX}"))
+            .prefix(MAKING_PREFIX)
             .tempdir_in(&parent)
             .map_err(at("cannot create work directory", &parent))?;
         let lock = File::create(making.path().join(LOCK))
             .and_then(|f| f.try_lock().map_err(io::Error::other).map(|_| f))
             .map_err(at("cannot lock work directory", making.path()))?;
         let name = making.path().file_name().expect("a temporary directory has a name").to_string_lossy();
-        let path = parent.join(&name[1..]);
+        let path = parent.join(format!("{SCRATCH_PREFIX}{}", &name[MAKING_PREFIX.len()..]));
         std::fs::rename(making.path(), &path).map_err(at("cannot create work directory", &path))?;
         // Owned under its final name from here on (removed when dropped, or by
         // [`remove_live`]).
@@ -201,9 +205,12 @@ fn remove_abandoned(parent: &Path) {
     for e in entries.flatten() {
         let name = e.file_name();
         let name = name.to_string_lossy();
-        let making = name.starts_with('.');
-        let Some(rest) = name.strip_prefix('.').unwrap_or(&name).strip_prefix(SCRATCH_PREFIX) else {
-            continue;
+        let (rest, making) = match name.strip_prefix(MAKING_PREFIX) {
+            Some(rest) => (rest, true),
+            None => match name.strip_prefix(SCRATCH_PREFIX) {
+                Some(rest) => (rest, false),
+                None => continue,
+            },
         };
         if !rest.chars().all(|c| c.is_ascii_alphanumeric()) || !e.path().is_dir() {
             continue;

@@ -47,7 +47,7 @@ pub use arena::MmapArray;
 pub use arena::{Serial, Zeroer};
 pub use hash::key_hash;
 pub use prefetch::prefetch;
-pub use set::{CountSet, Entries, Slot};
+pub use set::{CountSet, Entries, Slot, SlotView};
 pub use shared::{Claim, Overflow, SharedSet};
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};

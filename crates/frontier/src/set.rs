@@ -14,9 +14,8 @@ use crate::prefetch::prefetch;
 /// The smallest table.
 const MIN_SLOTS: usize = 16;
 
-/// Items whose table slots [`CountSet::insert_many`] prefetches at once, a block ahead of the
-/// ones it inserts.
-const PREFETCH_BLOCK: usize = 32;
+/// How many items ahead [`CountSet::insert_many`] prefetches the table slot of an item.
+const SLOT_AHEAD: usize = 32;
 
 /// How many items ahead an insert into the dense layout prefetches the element a slot names.
 const ELEMENT_AHEAD: usize = 8;
@@ -276,6 +275,18 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         }
     }
 
+    /// Where [`CountSet::prefetch_hash`] would prefetch, as a plain value that other threads
+    /// may use while this set is filled behind a lock (a set that grows moves its table: a
+    /// prefetch through an old view is then wasted, never wrong).
+    pub fn slot_view(&self) -> SlotView {
+        let (base, size) = if Self::INLINE {
+            (self.slots.as_slice().as_ptr() as usize, std::mem::size_of::<Slot<K, C>>())
+        } else {
+            (self.index.as_slice().as_ptr() as usize, std::mem::size_of::<u32>())
+        };
+        SlotView { base, size, shift: self.shift, bits: self.bits }
+    }
+
     /// Adds `add` to the counts of `key`, inserting it (with `add`) if absent.
     ///
     /// # Panics
@@ -338,23 +349,11 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
             }
             let (piece, tail) = rest.split_at(room.min(rest.len()));
             if PREFETCH {
-                // The slots of a block of items are prefetched while the block before goes in:
-                // by the time an item is inserted, its table slot has arrived, and the element
-                // it names (the dense layout's second, dependent miss, prefetched a few items
-                // ahead) is found without waiting for the slot.
-                let mut blocks = piece.chunks(PREFETCH_BLOCK).peekable();
-                if let Some(first) = blocks.peek() {
-                    self.prefetch_items(first, hash);
-                }
-                while let Some(block) = blocks.next() {
-                    if let Some(after) = blocks.peek() {
-                        self.prefetch_items(after, hash);
-                    }
-                    self.insert_piece(block, hash, key, counts);
-                }
-            } else {
-                self.insert_piece(piece, hash, key, counts);
+                // The first items' slots are fetched at once; the others a fixed distance
+                // ahead of the item being inserted (see `insert_piece`).
+                self.prefetch_items(&piece[..piece.len().min(SLOT_AHEAD)], hash);
             }
+            self.insert_piece::<T, PREFETCH>(piece, hash, key, counts);
             rest = tail;
         }
     }
@@ -370,7 +369,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// Inserts `piece`, which has at most `max_keys(capacity) - len` items, whose table slots
     /// were prefetched.
     #[inline(always)]
-    fn insert_piece<T>(
+    fn insert_piece<T, const PREFETCH: bool>(
         &mut self,
         piece: &[T],
         hash: &impl Fn(&T) -> u64,
@@ -385,6 +384,18 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         let empty = K::zeroed();
         let mut len = self.len;
         for (j, item) in piece.iter().enumerate() {
+            if PREFETCH {
+                // The slot of the item `SLOT_AHEAD` places on: it arrives before that item
+                // goes in, and before the item `ELEMENT_AHEAD` places before it reads it.
+                if let Some(ahead) = piece.get(j + SLOT_AHEAD) {
+                    let i = slot(hash(ahead));
+                    if Self::INLINE {
+                        prefetch(slots.as_ptr().wrapping_add(i));
+                    } else {
+                        prefetch(table.as_ptr().wrapping_add(i));
+                    }
+                }
+            }
             if !Self::INLINE {
                 // The element a slot names is a second, dependent miss: fetch the one of an
                 // item a little ahead (the last item, near the end), whose slot has arrived
@@ -548,6 +559,24 @@ impl<'a, K: Pod + Eq + Send + Sync, C: Tally> Iterator for Entries<'a, K, C> {
         self.occupied &= self.occupied - 1;
         let slot = &self.slots[i];
         Some((i, invert(slot.stored), &slot.count))
+    }
+}
+
+/// A set's table as seen by [`CountSet::slot_view`]: enough to prefetch a key's slot.
+#[derive(Clone, Copy, Debug)]
+pub struct SlotView {
+    base: usize,
+    size: usize,
+    shift: u32,
+    bits: u32,
+}
+
+impl SlotView {
+    /// Hints the CPU to fetch the table slot of a key whose [`key_hash`] is `hash`.
+    #[inline(always)]
+    pub fn prefetch_hash(&self, hash: u64) {
+        let i = slot_of(hash, self.shift, self.bits);
+        prefetch(self.base.wrapping_add(i * self.size) as *const u8);
     }
 }
 

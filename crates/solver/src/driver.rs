@@ -22,8 +22,9 @@
 //!   frontier in memory): every thread runs `direct` into one lock-free
 //!   [`frontier::SharedSet`];
 //! * **striped** (several threads, any key and counts, the whole frontier in memory): every
-//!   thread runs `direct` into the shards of the next set, each behind a lock, through
-//!   batches of its own, one a shard ([`Striped`]);
+//!   thread runs `direct` into the next set behind one lock (frontiers up to
+//!   [`ONE_LOCK_MAX`]), or into its shards, each behind a lock, through batches of its own,
+//!   one a shard ([`Striped`]);
 //! * **blocks** (several threads, partitions on disk): chunks expanded into records bucketed
 //!   by the next frontier's shard, then each shard filled from every chunk's bucket (or its
 //!   records sent to the outbox), a block of chunks at a time.
@@ -128,6 +129,9 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     stripes: Vec<Mutex<Stripes<R::Key, W::Count>>>,
     /// Sets that merge partitions on disk, one a worker, kept from depth to depth.
     merge_sets: Vec<Mutex<CountSet<R::Key, W::Count>>>,
+    /// The largest frontier whose next one a [`Striped`] fill puts behind one lock
+    /// ([`ONE_LOCK_MAX`]; tests move it to cover both ways).
+    one_lock_max: usize,
     /// Positions of the last depth per position of the one before: sizes the next tables.
     growth: f64,
     /// Records (successors stored) per position at the last depth: sizes the buckets.
@@ -218,6 +222,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             batches: Vec::new(),
             stripes: Vec::new(),
             merge_sets: Vec::new(),
+            one_lock_max: ONE_LOCK_MAX,
             growth: 4.0,
             fanout: 8.0,
             phase_seconds: [0.0; 2],
@@ -695,7 +700,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let shared = parallel && single && Self::SHARED;
         let striped = parallel && single && !shared;
         let shard_bits = if striped {
-            striped_bits(threads)
+            striped_bits(total <= self.one_lock_max, threads)
         } else if parallel && !shared {
             shard_bits_for(total, position, threads)
         } else {
@@ -935,6 +940,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             for st in &mut self.stripes {
                 st.get_mut().unwrap_or_else(|e| e.into_inner()).prepare(1 << shard_bits, STRIPE_BYTES);
             }
+            let view = next.shard_mut(0).slot_view();
             let sets: Vec<_> = next.shards_mut().iter_mut().map(Mutex::new).collect();
             let stripes = &self.stripes;
             self.chunks.par_iter_mut().for_each(|c| {
@@ -942,7 +948,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 let mine = rayon::current_thread_index().unwrap_or(0) % stripes.len();
                 let batch = &mut *batches[mine % batches.len()].lock().unwrap_or_else(|e| e.into_inner());
                 let pending = &mut *stripes[mine].lock().unwrap_or_else(|e| e.into_inner());
-                let mut sink = Striped { shards: &sets, shard_bits, pending };
+                let mut sink = Striped { shards: &sets, shard_bits, pending, view };
                 c.records = dispatch::direct(rules, weights, cur, c, &mut sink, batch, count_boards);
             });
             // What is still pending goes in, shard by shard.
@@ -1070,9 +1076,10 @@ const STRIPED_SHARES: usize = 4;
 /// ([`crate::kernels::direct`]): below it, starting the pool and handing work between threads
 /// costs more than a second thread saves (small searches never start the pool at all), and a
 /// second vCPU may start work late. Every sum is a wrapping one, so both ways give the
-/// same answers and statistics (a test checks it). The value is the one the twelve public
-/// cases, run as a sequence per binary, favour (figures in benches/RESULTS.md).
-const PARALLEL_MIN: usize = 1 << 15;
+/// same answers and statistics (a test checks it). The twelve public cases, run as a sequence
+/// per binary, are no slower with this value than with twice it, and the 3x3 boards with a
+/// die gain (figures in benches/RESULTS.md).
+const PARALLEL_MIN: usize = 1 << 14;
 
 /// [`PARALLEL_MIN`] where threads fill one shared set ([`Search::SHARED`]), which costs
 /// little more than one thread's pass: it pays from smaller frontiers.
@@ -1127,11 +1134,22 @@ fn shard_bits_for(len: usize, bytes: usize, threads: usize) -> u32 {
     bits.max(least)
 }
 
-/// Shards of a next frontier that threads fill in stripes ([`Striped`]): a few a thread, so
-/// that two threads rarely want the same lock at once.
-fn striped_bits(threads: usize) -> u32 {
+/// Shards of a next frontier that `threads` threads fill in stripes ([`Striped`]): with
+/// `one_lock` (a frontier up to [`ONE_LOCK_MAX`]), one; else a few a thread, so that two
+/// threads rarely want the same lock at once.
+fn striped_bits(one_lock: bool, threads: usize) -> u32 {
+    if one_lock {
+        return 0;
+    }
     (threads * STRIPES_PER_THREAD).next_power_of_two().trailing_zeros().min(10)
 }
+
+/// The largest frontier whose next one a [`Striped`] fill puts behind one lock. Up to it,
+/// inserting takes well under half of a depth's work (the sets are within the caches), so
+/// one lock is free most of the time: a batch then goes straight in, its slots prefetched as
+/// it was made, not copied into a shard's batch and inserted later with its slots fetched
+/// then. Past it, inserting takes a larger share and one lock would hold threads up.
+const ONE_LOCK_MAX: usize = 1 << 18;
 
 /// Shards a thread in a [`Striped`] fill.
 const STRIPES_PER_THREAD: usize = 8;
@@ -1171,7 +1189,7 @@ const SHARE_BYTES: usize = 2 << 20;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::weights::Orbits;
+    use crate::weights::{Lanes, Orbits};
     use state::{Grid, Level, Shape};
 
     /// A shared fill whose room was estimated far too small overflows, and the depth is done
@@ -1204,5 +1222,37 @@ mod tests {
         let (right, wrong) = (frontier(false), frontier(true));
         assert!(right.len() >= 1 << 18, "depth 13 is past the shared-fill threshold");
         assert_eq!(right, wrong);
+    }
+
+    /// A striped fill behind one lock and one through shards (8 lanes, which no shared fill
+    /// takes) both give, depth by depth, the frontier that one thread makes.
+    #[test]
+    fn striped_fills_with_one_lock_and_with_shards_match_one_thread() {
+        let rules = Grid::<u64>::new(Shape::new(4, 4).unwrap(), Level::Portable);
+        let start = rules.pack(&[0; 16]);
+        let frontiers = |threads: usize, one_lock_max: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let mut search =
+                    Search::new(&rules, Lanes, Budget::new(None), Storage::default(), &crate::cluster::Solo);
+                search.one_lock_max = one_lock_max;
+                let (c, t) = rules.canonical(start);
+                search.cur.reset(0, 1);
+                search.cur.shard_mut(0).insert(c, &Lanes.start(&rules, t));
+                let mut depths = Vec::new();
+                for _ in 0..11 {
+                    search.step(&mut DepthStats::default()).unwrap();
+                    let mut positions: Vec<(u64, Counts)> =
+                        search.cur.shards().iter().flat_map(|s| s.iter()).map(|(k, n)| (k, *n)).collect();
+                    positions.sort_unstable();
+                    depths.push(positions);
+                }
+                depths
+            })
+        };
+        let one = frontiers(1, ONE_LOCK_MAX);
+        assert!(one.iter().any(|f| f.len() >= 4 * PARALLEL_MIN), "no depth is striped on two threads");
+        assert!(one == frontiers(2, usize::MAX), "one lock");
+        assert!(one == frontiers(2, 0), "shards");
     }
 }

@@ -370,6 +370,9 @@ pub(crate) struct Striped<'a, 'b, K: PackedKey, C: Tally> {
     pub shard_bits: u32,
     /// This thread's pending batches, one a shard.
     pub pending: &'a mut Stripes<K, C>,
+    /// The first shard's table, whose slots a thread prefetches without its lock when it is
+    /// the only shard.
+    pub view: frontier::SlotView,
 }
 
 /// How many full batches a [`Striped`] sink holds for a shard whose lock is taken before it
@@ -417,13 +420,39 @@ pub(crate) fn insert_locked<K: PackedKey, C: Tally>(
 }
 
 impl<K: PackedKey, C: Tally> Sink<K, C> for Striped<'_, '_, K, C> {
-    /// Nothing: a shard's slots are prefetched when its batch goes in, under its lock.
+    /// With one shard, its slot (the batch goes in next, mostly); else nothing: a shard's
+    /// slots are prefetched when its batch goes in, under its lock (thousands of successors
+    /// later, when a slot fetched now would be gone).
     #[inline(always)]
-    fn prefetch_hash(&self, _hash: u64) {}
+    fn prefetch_hash(&self, hash: u64) {
+        if self.shard_bits == 0 {
+            self.view.prefetch_hash(hash);
+        }
+    }
 
     #[inline(always)]
     fn insert(&mut self, batch: &[(u64, K, C)]) -> bool {
         let flush_at = self.pending.flush_at;
+        if self.shard_bits == 0 {
+            // One set behind one lock: the batch goes straight in when the lock is free (its
+            // slots prefetched as it was made), else it waits, and the next batches join it
+            // until the lock is free or `flush_at` successors wait.
+            let (set, pending) = (&self.shards[0], &mut self.pending.batches[0]);
+            if pending.is_empty() {
+                if let Ok(mut set) = set.try_lock() {
+                    set.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
+                    return true;
+                }
+            }
+            pending.extend_from_slice(batch);
+            if pending.len() >= flush_at {
+                insert_locked(set, pending);
+            } else if let Ok(mut set) = set.try_lock() {
+                set.insert_many_hashed(pending, |r| r.0, |r| r.1, |r| r.2);
+                pending.clear();
+            }
+            return true;
+        }
         for &item in batch {
             let s = frontier::shard_of_hash(item.0, self.shard_bits);
             let pending = &mut self.pending.batches[s];

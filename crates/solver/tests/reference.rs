@@ -202,7 +202,7 @@ fn all_depths_match_separate_runs() {
 }
 
 /// Frontiers past the parallel threshold: one thread inserts straight into one set, several
-/// into the shards of one set, each behind a lock (striped). All must agree at every depth, in
+/// into one set behind one lock or into its shards, each behind a lock (striped). All must agree at every depth, in
 /// every statistic, for starts with and without symmetry, 8 lanes or one mass, keys of every
 /// width that cannot be shared lock-free.
 #[test]

@@ -265,19 +265,14 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// [`CountSet::prefetch`] for a key whose [`key_hash`] is `hash`.
     #[inline(always)]
     pub fn prefetch_hash(&self, hash: u64) {
-        let i = slot_of(hash, self.shift, self.bits);
-        if Self::INLINE {
-            if let Some(slot) = self.slots.as_slice().get(i) {
-                prefetch(slot);
-            }
-        } else if let Some(slot) = self.index.as_slice().get(i) {
-            prefetch(slot);
-        }
+        self.slot_view().prefetch_hash(hash);
     }
 
-    /// Where [`CountSet::prefetch_hash`] would prefetch, as a plain value that other threads
-    /// may use while this set is filled behind a lock (a set that grows moves its table: a
-    /// prefetch through an old view is then wasted, never wrong).
+    /// Where a key's table slot is, as a plain value: the one place that knows which array
+    /// holds the slots (the slots themselves, or the dense layout's element numbers). Other
+    /// threads may prefetch through it while this set is filled behind a lock (a set that
+    /// grows moves its table: a prefetch through an old view is then wasted, never wrong).
+    #[inline(always)]
     pub fn slot_view(&self) -> SlotView {
         let (base, size) = if Self::INLINE {
             (self.slots.as_slice().as_ptr() as usize, std::mem::size_of::<Slot<K, C>>())
@@ -378,6 +373,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     ) {
         let (bits, shift) = (self.bits, self.shift);
         let slot = |h: u64| slot_of(h, shift, bits);
+        let view = self.slot_view();
         let mask = self.capacity() - 1;
         let table = self.index.as_mut_slice();
         let slots = self.slots.as_mut_slice();
@@ -388,12 +384,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
                 // The slot of the item `SLOT_AHEAD` places on: it arrives before that item
                 // goes in, and before the item `ELEMENT_AHEAD` places before it reads it.
                 if let Some(ahead) = piece.get(j + SLOT_AHEAD) {
-                    let i = slot(hash(ahead));
-                    if Self::INLINE {
-                        prefetch(slots.as_ptr().wrapping_add(i));
-                    } else {
-                        prefetch(table.as_ptr().wrapping_add(i));
-                    }
+                    view.prefetch_hash(hash(ahead));
                 }
             }
             if !Self::INLINE {

@@ -940,7 +940,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             for st in &mut self.stripes {
                 st.get_mut().unwrap_or_else(|e| e.into_inner()).prepare(1 << shard_bits, STRIPE_BYTES);
             }
-            let view = next.shard_mut(0).slot_view();
+            let view = next.shards()[0].slot_view();
             let sets: Vec<_> = next.shards_mut().iter_mut().map(Mutex::new).collect();
             let stripes = &self.stripes;
             self.chunks.par_iter_mut().for_each(|c| {

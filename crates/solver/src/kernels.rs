@@ -419,6 +419,19 @@ pub(crate) fn insert_locked<K: PackedKey, C: Tally>(
     batch.clear();
 }
 
+/// Inserts `batch` into `set` and empties it if no other thread holds the set's lock; else
+/// leaves both as they are.
+#[inline(always)]
+fn insert_if_free<K: PackedKey, C: Tally>(
+    set: &std::sync::Mutex<&mut frontier::CountSet<K, C>>,
+    batch: &mut Batch<K, C>,
+) {
+    if let Ok(mut set) = set.try_lock() {
+        set.insert_many_hashed(batch, |r| r.0, |r| r.1, |r| r.2);
+        batch.clear();
+    }
+}
+
 impl<K: PackedKey, C: Tally> Sink<K, C> for Striped<'_, '_, K, C> {
     /// With one shard, its slot (the batch goes in next, mostly); else nothing: a shard's
     /// slots are prefetched when its batch goes in, under its lock (thousands of successors
@@ -447,9 +460,8 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for Striped<'_, '_, K, C> {
             pending.extend_from_slice(batch);
             if pending.len() >= flush_at {
                 insert_locked(set, pending);
-            } else if let Ok(mut set) = set.try_lock() {
-                set.insert_many_hashed(pending, |r| r.0, |r| r.1, |r| r.2);
-                pending.clear();
+            } else {
+                insert_if_free(set, pending);
             }
             return true;
         }
@@ -462,9 +474,8 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for Striped<'_, '_, K, C> {
                 // rather than waited for, up to `WAIT_AT` times a full batch.
                 if pending.len() >= WAIT_AT * flush_at {
                     insert_locked(&self.shards[s], pending);
-                } else if let Ok(mut set) = self.shards[s].try_lock() {
-                    set.insert_many_hashed(pending, |r| r.0, |r| r.1, |r| r.2);
-                    pending.clear();
+                } else {
+                    insert_if_free(&self.shards[s], pending);
                 }
             }
         }

@@ -202,9 +202,9 @@ fn all_depths_match_separate_runs() {
 }
 
 /// Frontiers past the parallel threshold: one thread inserts straight into one set, several
-/// into one set behind one lock or into its shards, each behind a lock (striped). All must agree at every depth, in
-/// every statistic, for starts with and without symmetry, 8 lanes or one mass, keys of every
-/// width that cannot be shared lock-free.
+/// into one set behind one lock or into its shards, each behind a lock (striped). All must
+/// agree at every depth, in every statistic, for starts with and without symmetry, 8 lanes or
+/// one mass, keys of every width that cannot be shared lock-free.
 #[test]
 fn one_thread_and_striped_paths_agree() {
     // 8 lanes on the empty 4x4: frontiers past 2^15 positions (parallel on two threads).

@@ -138,8 +138,14 @@ fn describe(input: &Path) -> Result<(String, String)> {
 
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let threads: Option<usize> = flag_value(args, "--threads")?;
+    let started = Instant::now();
     let exe = build_solver(root)?;
-    println!("solver: {}, backend: {}\n", exe.display(), backend(&exe)?);
+    println!(
+        "solver: {}, backend: {} (built in {:.0} s)\n",
+        exe.display(),
+        backend(&exe)?,
+        started.elapsed().as_secs_f64()
+    );
     // Every fixture twice: in memory, and with every partition of the frontier on disk (a
     // memory limit of one byte), its scratch in the build's directory.
     let scratch = root.join("target/verify-scratch");
@@ -181,7 +187,12 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             );
         }
     }
-    println!("\nfixture runs: {} passed, {} failed", 2 * all.len() - failed, failed);
+    println!(
+        "\nfixture runs: {} passed, {} failed (at {:.0} s)",
+        2 * all.len() - failed,
+        failed,
+        started.elapsed().as_secs_f64()
+    );
     let left = std::fs::read_dir(&scratch)?.count();
     std::fs::remove_dir_all(&scratch)?;
     if left > 0 {
@@ -189,7 +200,10 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         failed += 1;
     }
     failed += check_counts(root, &exe)?;
-    println!("\nexhaustive backend check (every 3x3 board, release):");
+    println!(
+        "\nexhaustive backend check (every 3x3 board, release; at {:.0} s):",
+        started.elapsed().as_secs_f64()
+    );
     run_cmd(Command::new(env!("CARGO")).args([
         "test",
         "--release",
@@ -202,7 +216,10 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         "--ignored",
         "--nocapture",
     ]))?;
-    println!("\ndeep cases (long 3x3 and 4x4 searches on every path, release):");
+    println!(
+        "\ndeep cases (long 3x3 and 4x4 searches on every path, release; at {:.0} s):",
+        started.elapsed().as_secs_f64()
+    );
     run_cmd(Command::new(env!("CARGO")).args([
         "test",
         "--release",
@@ -299,8 +316,10 @@ pub fn run_mpi(root: &Path, args: &[String]) -> Result<()> {
     if let Some(extra) = args.first() {
         bail!("verify-mpi: unexpected argument `{extra}`");
     }
+    let started = Instant::now();
     let exe = build_solver(root)?;
     let mpi = build_mpi_solver(root)?;
+    println!("solvers built in {:.0} s", started.elapsed().as_secs_f64());
     let scratch = root.join("target/verify-mpi-scratch");
     std::fs::create_dir_all(&scratch)?;
     let disk =
@@ -360,7 +379,11 @@ pub fn run_mpi(root: &Path, args: &[String]) -> Result<()> {
     for (name, input) in &larger {
         check(name, input, &[], &|out: &str| out.trim().to_string())?;
     }
-    println!("\nMPI runs: {} agreed with one process, {failed} did not", runs - failed);
+    println!(
+        "\nMPI runs: {} agreed with one process, {failed} did not (in {:.0} s)",
+        runs - failed,
+        started.elapsed().as_secs_f64()
+    );
     let left = std::fs::read_dir(&scratch)?.count();
     std::fs::remove_dir_all(&scratch)?;
     std::fs::remove_dir_all(&generated)?;

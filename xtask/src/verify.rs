@@ -200,13 +200,16 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         failed += 1;
     }
     failed += check_counts(root, &exe)?;
+    // The tests build in profile `release` itself: `--release` would take `bench` (the same
+    // settings, another name), and build the solver's binary again.
     println!(
         "\nexhaustive backend check (every 3x3 board, release; at {:.0} s):",
         started.elapsed().as_secs_f64()
     );
     run_cmd(Command::new(env!("CARGO")).args([
         "test",
-        "--release",
+        "--profile",
+        "release",
         "--quiet",
         "-p",
         "state",
@@ -222,7 +225,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     );
     run_cmd(Command::new(env!("CARGO")).args([
         "test",
-        "--release",
+        "--profile",
+        "release",
         "--quiet",
         "-p",
         "solver",

@@ -21,10 +21,10 @@
 //! * **shared** (several threads, positions with one count, keys of one atomic word, the whole
 //!   frontier in memory): every thread runs `direct` into one lock-free
 //!   [`frontier::SharedSet`];
-//! * **striped** (several threads, any key and counts, the whole frontier in memory): every
-//!   thread runs `direct` into the next set behind one lock (frontiers up to
-//!   [`ONE_LOCK_MAX`]), or into its shards, each behind a lock, through batches of its own,
-//!   one a shard ([`Striped`]);
+//! * **owned** (several threads, any key and counts, the whole frontier in memory): the next
+//!   set has a shard a thread, which only that thread fills; every thread runs `direct`,
+//!   inserting its own shard's successors and posting the others' to their owners a block at
+//!   a time ([`Owned`]);
 //! * **blocks** (several threads, partitions on disk): chunks expanded into records bucketed
 //!   by the next frontier's shard, then each shard filled from every chunk's bucket (or its
 //!   records sent to the outbox), a block of chunks at a time.
@@ -50,7 +50,7 @@ use crate::checkpoint::{Checkpoint, Identity, Manifest};
 use crate::cluster::{self, Cluster, Ranks};
 use crate::dispatch;
 use crate::home::{self, Away, Outbox, Part, Place, Pool, Scratch};
-use crate::kernels::{self, add, own_hash, Batch, Chunk, Routed, Split, Striped, Stripes};
+use crate::kernels::{add, own_hash, Batch, Chunk, Letters, Lined, Owned, Post, Routed, Split};
 use crate::stats::{peak_memory, DepthStats, Observer, RankSpread, RankSummary};
 use crate::weights::Weights;
 
@@ -124,14 +124,11 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     /// [`crate::kernels::direct`]'s batches, one a worker thread, kept from chunk to chunk
     /// and depth to depth: a fresh one a chunk was a heap allocation each time, which musl's
     /// allocator maps and unmaps (on several threads, a TLB flush of the others).
-    batches: Vec<Mutex<Batch<R::Key, W::Count>>>,
-    /// The pending batches of a [`Striped`] fill, one a worker thread, kept like `batches`.
-    stripes: Vec<Mutex<Stripes<R::Key, W::Count>>>,
+    batches: PerWorker<Batch<R::Key, W::Count>>,
+    /// The buffers of an [`Owned`] fill, one a worker thread, kept like `batches`.
+    letters: PerWorker<Letters<R::Key, W::Count>>,
     /// Sets that merge partitions on disk, one a worker, kept from depth to depth.
     merge_sets: Vec<Mutex<CountSet<R::Key, W::Count>>>,
-    /// The largest frontier whose next one a [`Striped`] fill puts behind one lock
-    /// ([`ONE_LOCK_MAX`]; tests move it to cover both ways).
-    one_lock_max: usize,
     /// Positions of the last depth per position of the one before: sizes the next tables.
     growth: f64,
     /// Records (successors stored) per position at the last depth: sizes the buckets.
@@ -183,12 +180,16 @@ pub(crate) struct Outcome {
     pub ranks: Vec<RankSummary>,
 }
 
+/// One value a worker thread, each alone on its cache lines ([`Lined`]) behind a lock that
+/// only its worker takes while threads run.
+type PerWorker<T> = Vec<Lined<Mutex<T>>>;
+
 /// How the next frontier is filled from one source.
 #[derive(Clone, Copy, Debug)]
 struct Mode {
     parallel: bool,
     shared: bool,
-    striped: bool,
+    owned: bool,
     shard_bits: u32,
     threads: usize,
     /// Keys expected in each shard of the next memory home.
@@ -220,9 +221,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             bits: 0,
             chunks: Vec::new(),
             batches: Vec::new(),
-            stripes: Vec::new(),
+            letters: Vec::new(),
             merge_sets: Vec::new(),
-            one_lock_max: ONE_LOCK_MAX,
             growth: 4.0,
             fanout: 8.0,
             phase_seconds: [0.0; 2],
@@ -694,13 +694,13 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let single = !plan.spills() && self.away.is_empty() && !remote;
         // Threads fill one set at once where the counts are one word and the keys one atomic
         // word (each successor is written once, into its slot); else, with the whole frontier
-        // in memory, the shards of one set, each behind a lock (striped); else records go
-        // through shards, a block at a time. A shared fill that overflows is redone: only
-        // where the depth has one source.
+        // in memory, each thread fills a shard of its own (owned); else records go through
+        // shards, a block at a time. A shared fill that overflows is redone: only where the
+        // depth has one source.
         let shared = parallel && single && Self::SHARED;
-        let striped = parallel && single && !shared;
-        let shard_bits = if striped {
-            striped_bits(total <= self.one_lock_max, threads)
+        let owned = parallel && single && !shared;
+        let shard_bits = if owned {
+            threads.next_power_of_two().trailing_zeros()
         } else if parallel && !shared {
             shard_bits_for(total, position, threads)
         } else {
@@ -710,7 +710,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let expect =
             (total as f64 * self.growth * 1.2 * resident / (1u64 << shard_bits) as f64) as usize + 16;
         let mail = self.budget.mail_bytes() / home::mail_record::<R::Key, W::Count>();
-        let mode = Mode { parallel, shared, striped, shard_bits, threads, expect, mail };
+        let mode = Mode { parallel, shared, owned, shard_bits, threads, expect, mail };
         self.next.resize_shards(shard_bits);
         // The one large set of a shared fill is cleared by all threads; shards by one each.
         for_each_mut(parallel, self.next.shards_mut(), |_, s| {
@@ -877,10 +877,10 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         outbox: Option<&Outbox<R::Key, W::Count>>,
         ended_paths: &mut u32,
     ) -> (W::Sum, usize) {
-        let Mode { parallel, shared, striped, shard_bits, threads, expect, mail } = *mode;
+        let Mode { parallel, shared, owned, shard_bits, threads, expect, mail } = *mode;
         let (cluster, remote) = (self.cluster, self.ranks.n > 1);
         let count_boards = self.count_boards;
-        self.plan_chunks(if striped { STRIPED_SHARES * threads } else { 1 });
+        self.plan_chunks(1);
         let (rules, weights, cur, next, fanout) =
             (self.rules, self.weights, &self.cur, &mut self.next, self.fanout);
         let room = &mut self.room;
@@ -930,40 +930,48 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 records += c.records;
                 gather(c, &mut self.ended);
             }
-        } else if striped {
-            // Every thread expands chunks straight into the shards of the next set, each behind
-            // a lock, through batches of its own, one a shard (see [`Striped`]).
+        } else if owned {
+            // Every thread expands chunks straight into the shards it owns, and posts the
+            // successors of the others' shards to them (see [`Owned`]).
             let t0 = Instant::now();
-            if self.stripes.len() < threads {
-                self.stripes.resize_with(threads, Default::default);
+            if self.letters.len() < threads {
+                self.letters.resize_with(threads, Default::default);
             }
-            for st in &mut self.stripes {
-                st.get_mut().unwrap_or_else(|e| e.into_inner()).prepare(1 << shard_bits, STRIPE_BYTES);
+            for (me, letters) in self.letters.iter_mut().enumerate() {
+                letters.get_mut().unwrap_or_else(|e| e.into_inner()).prepare(
+                    1 << shard_bits,
+                    me % threads,
+                    threads,
+                );
             }
-            let view = next.shards()[0].slot_view();
+            let post = Post::new(1 << shard_bits);
             let sets: Vec<_> = next.shards_mut().iter_mut().map(Mutex::new).collect();
-            let stripes = &self.stripes;
+            let letters = &self.letters;
             self.chunks.par_iter_mut().for_each(|c| {
-                // Each worker its own batches: the locks are never contended.
-                let mine = rayon::current_thread_index().unwrap_or(0) % stripes.len();
-                let batch = &mut *batches[mine % batches.len()].lock().unwrap_or_else(|e| e.into_inner());
-                let pending = &mut *stripes[mine].lock().unwrap_or_else(|e| e.into_inner());
-                let mut sink = Striped { shards: &sets, shard_bits, pending, view };
+                // Each worker its own buffers and shards: no lock is contended.
+                let me = rayon::current_thread_index().unwrap_or(0) % letters.len();
+                let batch = &mut *batches[me % batches.len()].lock().unwrap_or_else(|e| e.into_inner());
+                let letters = &mut *letters[me].lock().unwrap_or_else(|e| e.into_inner());
+                let mut sink = Owned::new(&sets, shard_bits, &post, letters);
                 c.records = dispatch::direct(rules, weights, cur, c, &mut sink, batch, count_boards);
             });
-            // What is still pending goes in, shard by shard.
+            // What is still in the making or in the mailboxes goes in, shard by shard.
             let mut by_shard: Vec<Vec<&mut Batch<R::Key, W::Count>>> =
                 sets.iter().map(|_| Vec::new()).collect();
-            for st in &mut self.stripes {
-                let st = st.get_mut().unwrap_or_else(|e| e.into_inner());
-                for (s, b) in st.batches.iter_mut().enumerate() {
+            for letters in &mut self.letters {
+                let letters = letters.get_mut().unwrap_or_else(|e| e.into_inner());
+                for (s, b) in letters.blocks.iter_mut().enumerate() {
                     by_shard[s].push(b);
                 }
             }
-            by_shard.par_iter_mut().zip(&sets).for_each(|(pending, set)| {
-                for b in pending.iter_mut() {
-                    kernels::insert_locked(set, b);
+            by_shard.par_iter_mut().zip(&sets).enumerate().for_each(|(s, (pending, set))| {
+                let mut set = set.lock().unwrap_or_else(|e| e.into_inner());
+                let mut posted = Vec::new();
+                post.take_all(s, &mut posted);
+                for b in posted.iter().chain(pending.iter().map(|b| &**b)) {
+                    set.insert_many_hashed(b, |r| r.0, |r| r.1, |r| r.2);
                 }
+                pending.iter_mut().for_each(|b| b.clear());
             });
             drop(sets);
             for c in self.chunks.iter() {
@@ -1068,10 +1076,6 @@ fn post<K: PackedKey, C: Tally>(
 /// The least time between two reads of the peak memory (see [`DepthStats::peak_memory`]).
 const PEAK_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
 
-/// Chunks a thread at least on a [`Striped`] depth (claimed as threads come: a few each, so
-/// that they end together).
-const STRIPED_SHARES: usize = 4;
-
 /// Frontiers smaller than this are expanded on the calling thread, straight into one set
 /// ([`crate::kernels::direct`]): below it, starting the pool and handing work between threads
 /// costs more than a second thread saves (small searches never start the pool at all), and a
@@ -1133,30 +1137,6 @@ fn shard_bits_for(len: usize, bytes: usize, threads: usize) -> u32 {
     }
     bits.max(least)
 }
-
-/// Shards of a next frontier that `threads` threads fill in stripes ([`Striped`]): with
-/// `one_lock` (a frontier up to [`ONE_LOCK_MAX`]), one; else a few a thread, so that two
-/// threads rarely want the same lock at once.
-fn striped_bits(one_lock: bool, threads: usize) -> u32 {
-    if one_lock {
-        return 0;
-    }
-    (threads * STRIPES_PER_THREAD).next_power_of_two().trailing_zeros().min(10)
-}
-
-/// The largest frontier whose next one a [`Striped`] fill puts behind one lock. Up to it,
-/// inserting takes well under half of a depth's work (the sets are within the caches), so
-/// one lock is free most of the time: a batch then goes straight in, its slots prefetched as
-/// it was made, not copied into a shard's batch and inserted later with its slots fetched
-/// then. Past it, inserting takes a larger share and one lock would hold threads up.
-const ONE_LOCK_MAX: usize = 1 << 18;
-
-/// Shards a thread in a [`Striped`] fill.
-const STRIPES_PER_THREAD: usize = 8;
-
-/// Bytes of successors a thread holds pending in a [`Striped`] fill (within a core's cache
-/// beside the shard being filled).
-const STRIPE_BYTES: usize = 128 << 10;
 
 /// True when a thread's share of a next frontier grown from `len` positions of `bytes` each
 /// fits in its core's cache ([`SHARE_BYTES`]).
@@ -1224,18 +1204,18 @@ mod tests {
         assert_eq!(right, wrong);
     }
 
-    /// A striped fill behind one lock and one through shards (8 lanes, which no shared fill
-    /// takes) both give, depth by depth, the frontier that one thread makes.
+    /// An owned fill (8 lanes, which no shared fill takes) gives, depth by depth, the frontier
+    /// that one thread makes: on two threads (a shard each) and on three (four shards: one
+    /// thread owns two).
     #[test]
-    fn striped_fills_with_one_lock_and_with_shards_match_one_thread() {
+    fn owned_fills_match_one_thread() {
         let rules = Grid::<u64>::new(Shape::new(4, 4).unwrap(), Level::Portable);
         let start = rules.pack(&[0; 16]);
-        let frontiers = |threads: usize, one_lock_max: usize| {
+        let frontiers = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| {
                 let mut search =
                     Search::new(&rules, Lanes, Budget::new(None), Storage::default(), &crate::cluster::Solo);
-                search.one_lock_max = one_lock_max;
                 let (c, t) = rules.canonical(start);
                 search.cur.reset(0, 1);
                 search.cur.shard_mut(0).insert(c, &Lanes.start(&rules, t));
@@ -1250,9 +1230,9 @@ mod tests {
                 depths
             })
         };
-        let one = frontiers(1, ONE_LOCK_MAX);
-        assert!(one.iter().any(|f| f.len() >= 4 * PARALLEL_MIN), "no depth is striped on two threads");
-        assert!(one == frontiers(2, usize::MAX), "one lock");
-        assert!(one == frontiers(2, 0), "shards");
+        let one = frontiers(1);
+        assert!(one.iter().any(|f| f.len() >= 4 * PARALLEL_MIN), "no depth is parallel on two threads");
+        assert!(one == frontiers(2), "two threads");
+        assert!(one == frontiers(3), "three threads");
     }
 }

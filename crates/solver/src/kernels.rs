@@ -3,7 +3,8 @@
 //!
 //! * [`direct`]: successors canonicalised, hashed, their slots prefetched, and inserted in
 //!   batches into a [`Sink`]: the next frontier's one set, a thread's claim on a shared one, a
-//!   thread's [`Striped`] batches for the shards of one set behind locks, or a [`Routed`] sink that sends the successors of partitions kept elsewhere to their
+//!   thread's [`Owned`] shards of one set (and its post to the other threads'), or a
+//!   [`Routed`] sink that sends the successors of partitions kept elsewhere to their
 //!   [`Outbox`](crate::home::Outbox).
 //! * [`expand`] then [`insert`]: successors as records (canonical key and parent tag) bucketed by
 //!   the next frontier's shard, then each shard filled from every chunk's bucket (or, for
@@ -357,128 +358,223 @@ impl<K: PackedKey, C: Tally> Split<K, C> {
     }
 }
 
-/// A thread's [`Sink`] into a next frontier that several threads fill at once, one shard
-/// behind each lock ([`Striped`]): successors wait in the thread's pending batch of their shard
-/// ([`Stripes`]), and a batch that is full goes into its shard in one insertion under the
-/// shard's lock (its slots prefetched a few items ahead); while another thread holds that lock
-/// the batch grows instead, up to [`WAIT_AT`] full batches, and only then waits for it. Any
-/// key and any counts: nothing is atomic but the locks, taken once a batch.
-pub(crate) struct Striped<'a, 'b, K: PackedKey, C: Tally> {
-    /// The next frontier's shards.
-    pub shards: &'a [std::sync::Mutex<&'b mut frontier::CountSet<K, C>>],
-    /// Their number's logarithm (a key's shard is the top bits of its hash).
-    pub shard_bits: u32,
-    /// This thread's pending batches, one a shard.
-    pub pending: &'a mut Stripes<K, C>,
-    /// The first shard's table, whose slots a thread prefetches without its lock when it is
-    /// the only shard.
-    pub view: frontier::SlotView,
-}
+/// A value alone on its two cache lines (128 bytes: what adjacent-line prefetchers fetch
+/// together). Threads push to vectors of their own whose headers (their lengths change with
+/// every item) would otherwise share a line with another thread's, and each push would take
+/// the line from the other core.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub(crate) struct Lined<T>(pub T);
 
-/// How many full batches a [`Striped`] sink holds for a shard whose lock is taken before it
-/// waits for the lock.
-const WAIT_AT: usize = 4;
+impl<T> std::ops::Deref for Lined<T> {
+    type Target = T;
 
-/// A thread's pending batches for a [`Striped`] fill, one a shard, kept from chunk to chunk
-/// (and their memory from depth to depth).
-#[derive(Debug)]
-pub(crate) struct Stripes<K, C> {
-    /// One batch a shard.
-    pub batches: Vec<Batch<K, C>>,
-    /// Items a batch holds before it is inserted.
-    pub flush_at: usize,
-}
-
-impl<K, C> Default for Stripes<K, C> {
-    fn default() -> Self {
-        Stripes { batches: Vec::new(), flush_at: 0 }
+    fn deref(&self) -> &T {
+        &self.0
     }
 }
 
-impl<K: PackedKey, C: Tally> Stripes<K, C> {
-    /// Ready for `shards` shards, about `bytes` pending in all.
-    pub(crate) fn prepare(&mut self, shards: usize, bytes: usize) {
-        let item = std::mem::size_of::<(u64, K, C)>();
-        self.flush_at = (bytes / (shards * item)).clamp(16, 512);
-        self.batches.resize_with(shards, Vec::new);
-        for b in &mut self.batches {
-            b.clear();
-            b.reserve(WAIT_AT * self.flush_at);
+impl<T> std::ops::DerefMut for Lined<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
+/// Successors a thread gathers for a shard another thread owns before it posts them to that
+/// thread (an [`Owned`] fill): a block stays within a core's caches as it is written, and a
+/// post (one uncontended lock) comes once every few batches.
+const POST_BLOCK: usize = 512;
+
+/// The mailboxes of an [`Owned`] fill, one a shard of the next set: blocks of successors
+/// (hash, key, counts) that other threads have posted to the shard's owner.
+pub(crate) struct Post<K, C> {
+    boxes: Vec<Mailbox<K, C>>,
+}
+
+/// A shard's mailbox ([`Post`]).
+struct Mailbox<K, C> {
+    blocks: std::sync::Mutex<Vec<Batch<K, C>>>,
+    /// Set when a block is posted, cleared when the owner takes the blocks: the owner looks
+    /// at it, not at the lock, after each batch. A hint only: whatever it misses is taken at
+    /// the fill's end ([`Post::take_all`]).
+    waiting: std::sync::atomic::AtomicBool,
+}
+
+impl<K: PackedKey, C: Tally> Post<K, C> {
+    /// Empty mailboxes for `shards` shards.
+    pub(crate) fn new(shards: usize) -> Self {
+        let boxes = (0..shards)
+            .map(|_| Mailbox { blocks: Default::default(), waiting: Default::default() })
+            .collect();
+        Post { boxes }
+    }
+
+    /// Puts a block of successors of shard `s` in its mailbox.
+    fn send(&self, s: usize, block: Batch<K, C>) {
+        let mailbox = &self.boxes[s];
+        mailbox.blocks.lock().unwrap_or_else(|e| e.into_inner()).push(block);
+        mailbox.waiting.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Moves the blocks waiting for shard `s` to `into`, when its hint says there are some.
+    #[inline(always)]
+    fn take(&self, s: usize, into: &mut Vec<Batch<K, C>>) {
+        if self.boxes[s].waiting.load(std::sync::atomic::Ordering::Relaxed) {
+            self.take_all(s, into);
+        }
+    }
+
+    /// Moves every block waiting for shard `s` to `into`.
+    pub(crate) fn take_all(&self, s: usize, into: &mut Vec<Batch<K, C>>) {
+        let mailbox = &self.boxes[s];
+        let mut blocks = mailbox.blocks.lock().unwrap_or_else(|e| e.into_inner());
+        mailbox.waiting.store(false, std::sync::atomic::Ordering::Relaxed);
+        into.append(&mut blocks);
+    }
+}
+
+/// A thread's buffers in an [`Owned`] fill, kept from chunk to chunk (and their memory from
+/// depth to depth).
+#[derive(Debug)]
+pub(crate) struct Letters<K, C> {
+    /// One block in the making a shard (those of the thread's own shards stay empty).
+    pub blocks: Vec<Lined<Batch<K, C>>>,
+    /// Emptied blocks, for reuse.
+    spare: Vec<Batch<K, C>>,
+    /// Blocks taken from the thread's mailboxes.
+    received: Vec<Batch<K, C>>,
+    /// The successors of the batch at hand that the thread keeps, and those it posts, at the
+    /// front of each.
+    kept: Batch<K, C>,
+    away: Batch<K, C>,
+    /// The thread's own shards, in order.
+    own: Vec<usize>,
+    /// `local[s]`: 1 + the place of shard `s` in `own`, or 0 for a shard another thread owns.
+    local: Vec<u32>,
+}
+
+impl<K, C> Default for Letters<K, C> {
+    fn default() -> Self {
+        Letters {
+            blocks: Vec::new(),
+            spare: Vec::new(),
+            received: Vec::new(),
+            kept: Vec::new(),
+            away: Vec::new(),
+            own: Vec::new(),
+            local: Vec::new(),
         }
     }
 }
 
-/// Inserts `batch` into `set` under its lock, and empties it.
-#[inline(always)]
-pub(crate) fn insert_locked<K: PackedKey, C: Tally>(
-    set: &std::sync::Mutex<&mut frontier::CountSet<K, C>>,
-    batch: &mut Batch<K, C>,
-) {
-    let mut set = set.lock().unwrap_or_else(|e| e.into_inner());
-    set.insert_many_hashed(batch, |r| r.0, |r| r.1, |r| r.2);
-    batch.clear();
-}
-
-/// Inserts `batch` into `set` and empties it if no other thread holds the set's lock; else
-/// leaves both as they are.
-#[inline(always)]
-fn insert_if_free<K: PackedKey, C: Tally>(
-    set: &std::sync::Mutex<&mut frontier::CountSet<K, C>>,
-    batch: &mut Batch<K, C>,
-) {
-    if let Ok(mut set) = set.try_lock() {
-        set.insert_many_hashed(batch, |r| r.0, |r| r.1, |r| r.2);
-        batch.clear();
+impl<K: PackedKey, C: Tally> Letters<K, C> {
+    /// Ready for a fill of `shards` shards by `threads` threads, as thread `me`, which owns
+    /// the shards `s` with `s % threads == me`.
+    pub(crate) fn prepare(&mut self, shards: usize, me: usize, threads: usize) {
+        self.blocks.resize_with(shards, Default::default);
+        self.blocks.iter_mut().for_each(|b| b.clear());
+        self.own.clear();
+        self.own.extend((me..shards).step_by(threads));
+        self.local.clear();
+        self.local.resize(shards, 0);
+        for (j, &s) in self.own.iter().enumerate() {
+            self.local[s] = j as u32 + 1;
+        }
     }
 }
 
-impl<K: PackedKey, C: Tally> Sink<K, C> for Striped<'_, '_, K, C> {
-    /// With one shard, its slot (the batch goes in next, mostly); else nothing: a shard's
-    /// slots are prefetched when its batch goes in, under its lock (thousands of successors
-    /// later, when a slot fetched now would be gone).
+/// A thread's [`Sink`] into a next frontier whose shards are each filled by one thread, the
+/// shard's owner (shard `s` by thread `s % threads`): the successors of its own shards go
+/// straight in (their slots prefetched as they are made, as on one thread), the others are
+/// posted to their owners a block at a time ([`Post`]), and each thread inserts what it was
+/// posted after each batch of its own. Any key and any counts; nothing is shared but the
+/// mailboxes, and no two threads write to one shard.
+pub(crate) struct Owned<'a, 'b, K: PackedKey, C: Tally> {
+    /// The thread's own shards (`letters.own`), locked for the chunk at hand (uncontended:
+    /// only their owner takes their locks while the fill runs).
+    mine: Vec<std::sync::MutexGuard<'a, &'b mut frontier::CountSet<K, C>>>,
+    /// The number of shards' logarithm (a key's shard is the top bits of its hash).
+    shard_bits: u32,
+    post: &'a Post<K, C>,
+    letters: &'a mut Letters<K, C>,
+}
+
+impl<'a, 'b, K: PackedKey, C: Tally> Owned<'a, 'b, K, C> {
+    /// A thread's sink into `shards` (`2^shard_bits` of them), whose buffers `letters` were
+    /// prepared for that thread ([`Letters::prepare`]).
+    pub(crate) fn new(
+        shards: &'a [std::sync::Mutex<&'b mut frontier::CountSet<K, C>>],
+        shard_bits: u32,
+        post: &'a Post<K, C>,
+        letters: &'a mut Letters<K, C>,
+    ) -> Self {
+        debug_assert!(shards.len() == 1 << shard_bits && letters.local.len() == shards.len());
+        let mine = letters.own.iter().map(|&s| shards[s].lock().unwrap_or_else(|e| e.into_inner())).collect();
+        Owned { mine, shard_bits, post, letters }
+    }
+
+    /// Inserts the blocks posted to the thread's shards.
+    #[inline(always)]
+    fn receive(&mut self) {
+        let letters = &mut *self.letters;
+        for (set, &s) in self.mine.iter_mut().zip(&letters.own) {
+            self.post.take(s, &mut letters.received);
+            for mut block in letters.received.drain(..) {
+                set.insert_many_hashed(&block, |r| r.0, |r| r.1, |r| r.2);
+                block.clear();
+                letters.spare.push(block);
+            }
+        }
+    }
+}
+
+impl<K: PackedKey, C: Tally> Sink<K, C> for Owned<'_, '_, K, C> {
+    /// The slot of a successor the thread keeps; for one it posts, the first slot of its
+    /// first shard (already in the caches): no branch.
     #[inline(always)]
     fn prefetch_hash(&self, hash: u64) {
-        if self.shard_bits == 0 {
-            self.view.prefetch_hash(hash);
-        }
+        let local = self.letters.local[frontier::shard_of_hash(hash, self.shard_bits)] as usize;
+        let kept = local != 0;
+        let j = std::hint::select_unpredictable(kept, local.wrapping_sub(1), 0);
+        self.mine[j].prefetch_hash(std::hint::select_unpredictable(kept, hash, 0));
     }
 
     #[inline(always)]
     fn insert(&mut self, batch: &[(u64, K, C)]) -> bool {
-        let flush_at = self.pending.flush_at;
-        if self.shard_bits == 0 {
-            // One set behind one lock: the batch goes straight in when the lock is free (its
-            // slots prefetched as it was made), else it waits, and the next batches join it
-            // until the lock is free or `flush_at` successors wait.
-            let (set, pending) = (&self.shards[0], &mut self.pending.batches[0]);
-            if pending.is_empty() {
-                if let Ok(mut set) = set.try_lock() {
-                    set.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
-                    return true;
-                }
-            }
-            pending.extend_from_slice(batch);
-            if pending.len() >= flush_at {
-                insert_locked(set, pending);
-            } else {
-                insert_if_free(set, pending);
-            }
-            return true;
+        let letters = &mut *self.letters;
+        let n = batch.len();
+        if letters.kept.len() < n {
+            letters.kept.resize(n, (0, K::ZERO, C::zero()));
+            letters.away.resize(n, (0, K::ZERO, C::zero()));
         }
+        // Split without a branch: each successor is written to the ends of both lists, and
+        // only the one it belongs to grows.
+        let (mut kept, mut away) = (0, 0);
         for &item in batch {
-            let s = frontier::shard_of_hash(item.0, self.shard_bits);
-            let pending = &mut self.pending.batches[s];
-            pending.push(item);
-            if pending.len() >= flush_at {
-                // A shard another thread is filling is left for later (its batch grows)
-                // rather than waited for, up to `WAIT_AT` times a full batch.
-                if pending.len() >= WAIT_AT * flush_at {
-                    insert_locked(&self.shards[s], pending);
-                } else {
-                    insert_if_free(&self.shards[s], pending);
-                }
+            let mine = letters.local[frontier::shard_of_hash(item.0, self.shard_bits)] != 0;
+            letters.kept[kept] = item;
+            letters.away[away] = item;
+            kept += usize::from(mine);
+            away += usize::from(!mine);
+        }
+        if let [set] = &mut self.mine[..] {
+            set.insert_prefetched(&letters.kept[..kept], |r| r.0, |r| r.1, |r| r.2);
+        } else {
+            for item in &letters.kept[..kept] {
+                let j = letters.local[frontier::shard_of_hash(item.0, self.shard_bits)] as usize - 1;
+                self.mine[j].insert_prefetched(std::slice::from_ref(item), |r| r.0, |r| r.1, |r| r.2);
             }
         }
+        for &item in &letters.away[..away] {
+            let s = frontier::shard_of_hash(item.0, self.shard_bits);
+            let block = &mut letters.blocks[s];
+            block.push(item);
+            if block.len() >= POST_BLOCK {
+                let fresh = letters.spare.pop().unwrap_or_else(|| Vec::with_capacity(POST_BLOCK));
+                self.post.send(s, std::mem::replace(&mut block.0, fresh));
+            }
+        }
+        self.receive();
         true
     }
 }

@@ -202,20 +202,20 @@ fn all_depths_match_separate_runs() {
 }
 
 /// Frontiers past the parallel threshold: one thread inserts straight into one set, several
-/// into one set behind one lock or into its shards, each behind a lock (striped). All must
+/// each into a shard of its own, posting the others' successors to them (owned). All must
 /// agree at every depth, in every statistic, for starts with and without symmetry, 8 lanes or
 /// one mass, keys of every width that cannot be shared lock-free.
 #[test]
-fn one_thread_and_striped_paths_agree() {
+fn one_thread_and_owned_paths_agree() {
     // 8 lanes on the empty 4x4: frontiers past 2^15 positions (parallel on two threads).
     let board = Board::empty(Shape::new(4, 4).unwrap());
     let o = |threads| Options { lanes: true, ..counted_options(threads) };
     let (one, two) = (solve(&board, 12, &o(1)).unwrap(), solve(&board, 12, &o(2)).unwrap());
     let sizes: Vec<u64> = one.stats.iter().map(|s| s.states).collect();
     assert!(sizes.iter().any(|&n| n >= 1 << 17), "no parallel depth: {sizes:?}");
-    // A parallel depth with no separate insertion phase was striped (records have one).
-    let striped = two.stats.windows(2).any(|w| w[0].states >= 1 << 15 && w[1].insert_seconds == 0.0);
-    assert!(striped, "no depth was striped");
+    // A parallel depth with no separate insertion phase was owned (records have one).
+    let owned = two.stats.windows(2).any(|w| w[0].states >= 1 << 15 && w[1].insert_seconds == 0.0);
+    assert!(owned, "no depth was owned");
     assert_eq!(one.answers, two.answers);
     assert_eq!(depth_statistics(&one), depth_statistics(&two));
 

@@ -139,6 +139,11 @@ fn describe(input: &Path) -> Result<(String, String)> {
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let threads: Option<usize> = flag_value(args, "--threads")?;
     let started = Instant::now();
+    // The deep tests first, which builds the binary beside them: each is one whole-program
+    // link, on one core, and side by side they take two. (The tests build in profile
+    // `release` itself: `--release` would take `bench`, the same settings under another name,
+    // and build the binary again.)
+    run_cmd(Command::new(env!("CARGO")).args(DEEP_TESTS).arg("--no-run"))?;
     let exe = build_solver(root)?;
     println!(
         "solver: {}, backend: {} (built in {:.0} s)\n",
@@ -200,8 +205,6 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         failed += 1;
     }
     failed += check_counts(root, &exe)?;
-    // The tests build in profile `release` itself: `--release` would take `bench` (the same
-    // settings, another name), and build the solver's binary again.
     println!(
         "\nexhaustive backend check (every 3x3 board, release; at {:.0} s):",
         started.elapsed().as_secs_f64()
@@ -223,23 +226,15 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         "\ndeep cases (long 3x3 and 4x4 searches on every path, release; at {:.0} s):",
         started.elapsed().as_secs_f64()
     );
-    run_cmd(Command::new(env!("CARGO")).args([
-        "test",
-        "--profile",
-        "release",
-        "--quiet",
-        "-p",
-        "solver",
-        "--test",
-        "deep",
-        "--",
-        "--ignored",
-    ]))?;
+    run_cmd(Command::new(env!("CARGO")).args(DEEP_TESTS).args(["--", "--ignored"]))?;
     if failed > 0 {
         bail!("{failed} fixture(s) or count table(s) failed");
     }
     Ok(())
 }
+
+/// The deep tests' cargo command (long searches on every path), in release.
+const DEEP_TESTS: [&str; 8] = ["test", "--profile", "release", "--quiet", "-p", "solver", "--test", "deep"];
 
 /// `mpirun` for a job on this machine: as root if need be, more ranks than cores allowed, and
 /// the shared-memory transport chosen up front (probing the network interfaces' components

@@ -682,9 +682,79 @@ mod tests {
         assert!(parse_threads("x").is_err());
     }
 
+    /// A terminal 200 columns wide that keeps the lines drawn on it: enough of one for the
+    /// progress line, which is drawn in place (cursor up, line cleared, written again).
+    /// Written here rather than taken from indicatif's `in_memory` feature: a feature that
+    /// only the tests enable would make the release tests' solver library another build than
+    /// the binary's, and CI would compile both.
+    #[derive(Clone, Debug, Default)]
+    struct Screen(std::sync::Arc<std::sync::Mutex<(Vec<String>, usize)>>);
+
+    impl Screen {
+        /// Runs `f` on the lines and the cursor's line, that line made to exist.
+        fn at<T>(&self, f: impl FnOnce(&mut Vec<String>, &mut usize) -> T) -> T {
+            let mut screen = self.0.lock().unwrap();
+            let (lines, row) = &mut *screen;
+            if lines.len() <= *row {
+                lines.resize(*row + 1, String::new());
+            }
+            f(lines, row)
+        }
+
+        fn contents(&self) -> String {
+            self.at(|lines, _| lines.join("\n"))
+        }
+    }
+
+    impl indicatif::TermLike for Screen {
+        fn width(&self) -> u16 {
+            200
+        }
+
+        fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
+            self.at(|_, row| *row = row.saturating_sub(n));
+            Ok(())
+        }
+
+        fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
+            self.at(|_, row| *row += n);
+            Ok(())
+        }
+
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            unimplemented!("the progress line does not move the cursor across")
+        }
+
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            unimplemented!("the progress line does not move the cursor across")
+        }
+
+        fn write_line(&self, s: &str) -> std::io::Result<()> {
+            self.at(|lines, row| {
+                lines[*row].push_str(s);
+                *row += 1;
+            });
+            Ok(())
+        }
+
+        fn write_str(&self, s: &str) -> std::io::Result<()> {
+            self.at(|lines, row| lines[*row].push_str(s));
+            Ok(())
+        }
+
+        fn clear_line(&self) -> std::io::Result<()> {
+            self.at(|lines, row| lines[*row].clear());
+            Ok(())
+        }
+
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
     /// The line as a terminal shows it, after depth `depth` of `total`.
     fn drawn(total: u32, stats: &[DepthStats]) -> String {
-        let term = indicatif::InMemoryTerm::new(4, 200);
+        let term = Screen::default();
         let mut p = Progress {
             started: Instant::now() - Duration::from_secs(5),
             target: Some(indicatif::ProgressDrawTarget::term_like(Box::new(term.clone()))),

@@ -934,15 +934,10 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             // Every thread expands chunks straight into the shards it owns, and posts the
             // successors of the others' shards to them (see [`Owned`]).
             let t0 = Instant::now();
-            if self.letters.len() < threads {
-                self.letters.resize_with(threads, Default::default);
-            }
+            // One thread's buffers a worker of the pool (whose size is `threads`).
+            self.letters.resize_with(threads, Default::default);
             for (me, letters) in self.letters.iter_mut().enumerate() {
-                letters.get_mut().unwrap_or_else(|e| e.into_inner()).prepare(
-                    1 << shard_bits,
-                    me % threads,
-                    threads,
-                );
+                letters.get_mut().unwrap_or_else(|e| e.into_inner()).prepare(1 << shard_bits, me, threads);
             }
             let post = Post::new(1 << shard_bits);
             let sets: Vec<_> = next.shards_mut().iter_mut().map(Mutex::new).collect();

@@ -237,14 +237,29 @@ pub(crate) fn expand<R: Rules, W: Weights>(
 }
 
 /// Where [`direct`] puts the successors it keeps: the next frontier's only set (one thread),
-/// or one thread's [`Claim`](frontier::Claim) on it while all threads fill it at once.
+/// one thread's [`Claim`](frontier::Claim) on it while all threads fill it at once, a thread's
+/// [`Owned`] shards, or a [`Routed`] split between the memory home and the outbox.
 pub(crate) trait Sink<K, C> {
+    /// True when the sink keeps only the successors [`Sink::keeps`] says it does: the others
+    /// come to [`Sink::insert`] apart, to be passed on.
+    const SPLITS: bool = false;
+
     /// Hints the CPU to fetch the slot of a key whose hash is `hash`.
     fn prefetch_hash(&self, hash: u64);
 
-    /// Inserts a batch of (hash, key, counts) whose slots were prefetched. False when the set
-    /// turned out too small (the depth is then done again with more room).
-    fn insert(&mut self, batch: &[(u64, K, C)]) -> bool;
+    /// Whether the successor whose key's hash is `hash` goes into this sink's own set (asked
+    /// only when [`Sink::SPLITS`]).
+    #[inline(always)]
+    fn keeps(&self, hash: u64) -> bool {
+        let _ = hash;
+        true
+    }
+
+    /// Inserts a batch of (hash, key, counts) whose slots were prefetched. A sink that
+    /// [`Sink::SPLITS`] inserts only the items `kept` (indices into `batch`) and passes on the
+    /// items `away`; the others insert the whole batch (and are given no indices). False when
+    /// the set turned out too small (the depth is then done again with more room).
+    fn insert(&mut self, batch: &[(u64, K, C)], kept: &[u32], away: &[u32]) -> bool;
 }
 
 impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::CountSet<K, C> {
@@ -254,21 +269,28 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::CountSet<K, C> {
     }
 
     #[inline(always)]
-    fn insert(&mut self, batch: &[(u64, K, C)]) -> bool {
+    fn insert(&mut self, batch: &[(u64, K, C)], _: &[u32], _: &[u32]) -> bool {
         self.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
         true
     }
 }
 
 impl<K, C, S: Sink<K, C>> Sink<K, C> for &mut S {
+    const SPLITS: bool = S::SPLITS;
+
     #[inline(always)]
     fn prefetch_hash(&self, hash: u64) {
         (**self).prefetch_hash(hash);
     }
 
     #[inline(always)]
-    fn insert(&mut self, batch: &[(u64, K, C)]) -> bool {
-        (**self).insert(batch)
+    fn keeps(&self, hash: u64) -> bool {
+        (**self).keeps(hash)
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, batch: &[(u64, K, C)], kept: &[u32], away: &[u32]) -> bool {
+        (**self).insert(batch, kept, away)
     }
 }
 
@@ -279,7 +301,7 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::Claim<'_, '_, K, C> {
     }
 
     #[inline(always)]
-    fn insert(&mut self, batch: &[(u64, K, C)]) -> bool {
+    fn insert(&mut self, batch: &[(u64, K, C)], _: &[u32], _: &[u32]) -> bool {
         self.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2)
     }
 }
@@ -306,9 +328,9 @@ impl<K: PackedKey, C: Tally, S: Sink<K, C>> Sink<K, C> for Routed<'_, '_, K, C, 
     }
 
     #[inline(always)]
-    fn insert(&mut self, batch: &[(u64, K, C)]) -> bool {
+    fn insert(&mut self, batch: &[(u64, K, C)], _: &[u32], _: &[u32]) -> bool {
         let kept = self.split.route(&mut self.sender, batch.iter().copied());
-        self.set.insert(kept)
+        self.set.insert(kept, &[], &[])
     }
 }
 
@@ -443,14 +465,16 @@ pub(crate) struct Letters<K, C> {
     spare: Vec<Batch<K, C>>,
     /// Blocks taken from the thread's mailboxes.
     received: Vec<Batch<K, C>>,
-    /// The successors of the batch at hand that the thread keeps, and those it posts, at the
-    /// front of each.
-    kept: Batch<K, C>,
-    away: Batch<K, C>,
     /// The thread's own shards, in order.
     own: Vec<usize>,
+    /// The one shard the thread does not own, when there is one (two shards, two threads).
+    other: Option<usize>,
     /// `local[s]`: 1 + the place of shard `s` in `own`, or 0 for a shard another thread owns.
     local: Vec<u32>,
+    /// `views[s]`: where the slots of shard `s` are, for the thread's own shards; an idle view
+    /// for the others ([`frontier::SlotView::idle`]). Brought up to date after every insert
+    /// (a set that grows moves its table).
+    views: Vec<frontier::SlotView>,
 }
 
 impl<K, C> Default for Letters<K, C> {
@@ -459,10 +483,10 @@ impl<K, C> Default for Letters<K, C> {
             blocks: Vec::new(),
             spare: Vec::new(),
             received: Vec::new(),
-            kept: Vec::new(),
-            away: Vec::new(),
             own: Vec::new(),
+            other: None,
             local: Vec::new(),
+            views: Vec::new(),
         }
     }
 }
@@ -480,6 +504,10 @@ impl<K: PackedKey, C: Tally> Letters<K, C> {
         for (j, &s) in self.own.iter().enumerate() {
             self.local[s] = j as u32 + 1;
         }
+        let mut others = (0..shards).filter(|&s| self.local[s] == 0);
+        self.other = others.next().filter(|_| others.next().is_none());
+        self.views.clear();
+        self.views.resize(shards, frontier::SlotView::idle());
     }
 }
 
@@ -510,7 +538,17 @@ impl<'a, 'b, K: PackedKey, C: Tally> Owned<'a, 'b, K, C> {
     ) -> Self {
         debug_assert!(shards.len() == 1 << shard_bits && letters.local.len() == shards.len());
         let mine = letters.own.iter().map(|&s| shards[s].lock().unwrap_or_else(|e| e.into_inner())).collect();
-        Owned { mine, shard_bits, post, letters }
+        let mut owned = Owned { mine, shard_bits, post, letters };
+        owned.update_views();
+        owned
+    }
+
+    /// Brings the views of the thread's own shards up to date.
+    #[inline(always)]
+    fn update_views(&mut self) {
+        for (set, &s) in self.mine.iter().zip(&self.letters.own) {
+            self.letters.views[s] = set.slot_view();
+        }
     }
 
     /// Inserts the blocks posted to the thread's shards.
@@ -526,55 +564,59 @@ impl<'a, 'b, K: PackedKey, C: Tally> Owned<'a, 'b, K, C> {
             }
         }
     }
+
+    /// Posts shard `s`'s block when it has [`POST_BLOCK`] successors or more.
+    #[inline(always)]
+    fn post_full(&mut self, s: usize) {
+        let letters = &mut *self.letters;
+        let block = &mut letters.blocks[s];
+        if block.len() >= POST_BLOCK {
+            let fresh = letters.spare.pop().unwrap_or_else(|| Vec::with_capacity(POST_BLOCK + SUCCESSORS));
+            self.post.send(s, std::mem::replace(&mut block.0, fresh));
+        }
+    }
 }
 
 impl<K: PackedKey, C: Tally> Sink<K, C> for Owned<'_, '_, K, C> {
-    /// The slot of a successor the thread keeps; for one it posts, the first slot of its
-    /// first shard (already in the caches): no branch.
+    const SPLITS: bool = true;
+
+    /// The slot of a successor the thread keeps; for one it posts, the idle view's line: no
+    /// branch.
     #[inline(always)]
     fn prefetch_hash(&self, hash: u64) {
-        let local = self.letters.local[frontier::shard_of_hash(hash, self.shard_bits)] as usize;
-        let kept = local != 0;
-        let j = std::hint::select_unpredictable(kept, local.wrapping_sub(1), 0);
-        self.mine[j].prefetch_hash(std::hint::select_unpredictable(kept, hash, 0));
+        self.letters.views[frontier::shard_of_hash(hash, self.shard_bits)].prefetch_hash(hash);
     }
 
     #[inline(always)]
-    fn insert(&mut self, batch: &[(u64, K, C)]) -> bool {
-        let letters = &mut *self.letters;
-        let n = batch.len();
-        if letters.kept.len() < n {
-            letters.kept.resize(n, (0, K::ZERO, C::zero()));
-            letters.away.resize(n, (0, K::ZERO, C::zero()));
-        }
-        // Split without a branch: each successor is written to the ends of both lists, and
-        // only the one it belongs to grows.
-        let (mut kept, mut away) = (0, 0);
-        for &item in batch {
-            let mine = letters.local[frontier::shard_of_hash(item.0, self.shard_bits)] != 0;
-            letters.kept[kept] = item;
-            letters.away[away] = item;
-            kept += usize::from(mine);
-            away += usize::from(!mine);
-        }
+    fn keeps(&self, hash: u64) -> bool {
+        self.letters.local[frontier::shard_of_hash(hash, self.shard_bits)] != 0
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, batch: &[(u64, K, C)], kept: &[u32], away: &[u32]) -> bool {
+        let item = |&j: &u32| &batch[j as usize];
         if let [set] = &mut self.mine[..] {
-            set.insert_prefetched(&letters.kept[..kept], |r| r.0, |r| r.1, |r| r.2);
+            set.insert_prefetched(kept, |j| item(j).0, |j| item(j).1, |j| item(j).2);
         } else {
-            for item in &letters.kept[..kept] {
-                let j = letters.local[frontier::shard_of_hash(item.0, self.shard_bits)] as usize - 1;
-                self.mine[j].insert_prefetched(std::slice::from_ref(item), |r| r.0, |r| r.1, |r| r.2);
+            for j in kept {
+                let mine =
+                    self.letters.local[frontier::shard_of_hash(item(j).0, self.shard_bits)] as usize - 1;
+                self.mine[mine].insert_prefetched(std::slice::from_ref(item(j)), |r| r.0, |r| r.1, |r| r.2);
             }
         }
-        for &item in &letters.away[..away] {
-            let s = frontier::shard_of_hash(item.0, self.shard_bits);
-            let block = &mut letters.blocks[s];
-            block.push(item);
-            if block.len() >= POST_BLOCK {
-                let fresh = letters.spare.pop().unwrap_or_else(|| Vec::with_capacity(POST_BLOCK));
-                self.post.send(s, std::mem::replace(&mut block.0, fresh));
+        if let Some(s) = self.letters.other {
+            // Every successor posted goes to one shard.
+            self.letters.blocks[s].extend(away.iter().map(|j| *item(j)));
+            self.post_full(s);
+        } else {
+            for j in away {
+                let s = frontier::shard_of_hash(item(j).0, self.shard_bits);
+                self.letters.blocks[s].push(*item(j));
+                self.post_full(s);
             }
         }
         self.receive();
+        self.update_views();
         true
     }
 }
@@ -616,13 +658,15 @@ pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
     full.clear();
     // Written by index below, never read past what was written.
     batch.resize(DIRECT_BATCH + R::MANY * R::BUFFER, (0, R::Key::ZERO, W::Count::zero()));
+    // Where a sink that splits the successors is told which it keeps ([`Sink::SPLITS`]).
+    let mut picks = [0u32; SUCCESSORS];
     let mut out = Expanded { parents: c.parents(cur), acc: W::Sum::zero(), paths: 0, records: 0, full };
     let mut m = 0;
     let mut positions = c.positions(cur);
     while let Some(n) = next_successors(rules, &mut positions, &mut succ[m..], &mut from[m..]) {
         m += n;
         if m >= DIRECT_BATCH {
-            if !out.flush(rules, weights, &succ[..m], &from[..m], set, batch, count_boards) {
+            if !out.flush(rules, weights, &succ[..m], &from[..m], set, batch, &mut picks, count_boards) {
                 // A shared set that ran out of room: the depth is redone.
                 c.full = out.full;
                 return out.records;
@@ -630,7 +674,7 @@ pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
             m = 0;
         }
     }
-    out.flush(rules, weights, &succ[..m], &from[..m], set, batch, count_boards);
+    out.flush(rules, weights, &succ[..m], &from[..m], set, batch, &mut picks, count_boards);
     (c.full, c.acc, c.ended_paths) = (out.full, out.acc, out.paths);
     out.records
 }
@@ -664,9 +708,12 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
         from: &[u32],
         set: &mut T,
         batch: &mut Batch<K, C>,
+        picks: &mut [u32; SUCCESSORS],
         count_boards: bool,
     ) -> bool {
-        let mut len = 0;
+        // With a sink that splits them: the indices of the successors it keeps from the front
+        // of `picks`, of those it passes on from the back.
+        let (mut len, mut kept, mut away) = (0, 0, 0);
         for (&s, &f) in succ.iter().zip(from) {
             let i = (f >> 1) as usize;
             let n = self.parents[i].count();
@@ -682,11 +729,21 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
                 let hash = frontier::key_hash(&key);
                 set.prefetch_hash(hash);
                 batch[len] = (hash, key, weights.carry(rules, n, t));
+                if T::SPLITS {
+                    // Without a branch: the index is written at the ends of both lists, and
+                    // only the one it belongs to grows.
+                    let keep = set.keeps(hash);
+                    picks[kept] = len as u32;
+                    picks[SUCCESSORS - 1 - away] = len as u32;
+                    kept += usize::from(keep);
+                    away += usize::from(!keep);
+                }
                 len += 1;
             }
         }
         self.records += len;
-        set.insert(&batch[..len])
+        let (front, back) = picks.split_at(SUCCESSORS - away);
+        set.insert(&batch[..len], &front[..kept], back)
     }
 }
 

@@ -593,6 +593,15 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
+    #[test]
+    fn an_idle_view_fetches_its_one_line_whatever_the_hash() {
+        let v = SlotView::idle();
+        for hash in [0, 1, 1 << 63, u64::MAX, 0x9e37_79b9_7f4a_7c15] {
+            let at = v.base.wrapping_add(slot_of(hash, v.shift, v.bits) * v.size);
+            assert_eq!(at, IDLE_LINE.as_ptr() as usize);
+        }
+    }
+
     /// Random inserts with many repeats, in a set of lanes `[u32; L]`: dense for `L > 2`.
     fn merges_like_a_hashmap<const L: usize>() {
         let mut set = CountSet::<u64, [u32; L]>::new(0);

@@ -5,10 +5,11 @@
 //!
 //! * [`CountSet`]: one shard, an open-addressing hash set of plain-data keys (any
 //!   [`bytemuck::Pod`] type but the one with all bits set) with [`Tally`] payloads
-//!   (`[u32; L]` added lane by lane, or one `u64`, both wrapping) merged when a key is
-//!   inserted again. Small counts share the table's [`Slot`]s with their keys (one cache
-//!   line an insert, prefetched from the key's hash; linear probing at load at most 1/2);
-//!   larger ones (lanes) are dense, in insertion order, behind a `u32` index table (load at
+//!   (`[u32; L]` added lane by lane, one `u64`, or one [`Count34`], all wrapping) merged
+//!   when a key is inserted again. Small counts share the table's slots with their keys (one
+//!   cache line an insert, prefetched from the key's hash; linear probing at load at most
+//!   1/2), and a `u32` key below 2^30 - 1 with a [`Count34`] shares one 64-bit word with it;
+//!   larger counts (lanes) are dense, in insertion order, behind a `u32` index table (load at
 //!   most 1/2, or 1/4 in large tables). Read back in slot order, whole or by ranges of slots.
 //! * [`SharedSet`] ([`CountSet::fill_shared`]): one set (of 4- or 8-byte keys) filled by
 //!   several threads at once, each inserting through its own [`Claim`], without a lock.
@@ -32,7 +33,7 @@
 //!     f.shard_mut(shard).insert(key, &counts);
 //! }
 //! assert_eq!(f.len(), 2);
-//! assert_eq!(f.get(&7), Some(&[3, 5]));
+//! assert_eq!(f.get(&7), Some([3, 5]));
 //! ```
 #![deny(missing_docs)]
 
@@ -47,7 +48,7 @@ pub use arena::MmapArray;
 pub use arena::{Serial, Zeroer};
 pub use hash::key_hash;
 pub use prefetch::prefetch;
-pub use set::{CountSet, Entries, Slot, SlotView};
+pub use set::{CountSet, Entries, SlotView, Tallies};
 pub use shared::{Claim, Overflow, SharedSet};
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -111,7 +112,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Frontier<K, C> {
     }
 
     /// The counts of `key`, if present.
-    pub fn get(&self, key: &K) -> Option<&C> {
+    pub fn get(&self, key: &K) -> Option<C> {
         self.shards[self.shard_of(key)].get(key)
     }
 
@@ -157,6 +158,11 @@ pub unsafe trait Tally: Pod + Send + Sync {
     /// largest atomic type it uses, which may exceed `align_of::<Self>()` (`u64` is aligned to
     /// 4 bytes on 32-bit x86, an `AtomicU64` to 8).
     const SHARED_ALIGN: usize;
+
+    /// 0, or the bits a value needs when it is an 8-byte count kept modulo `2^PACK_BITS`
+    /// (its bytes a `u64`, merged by addition modulo `2^PACK_BITS`): then a [`CountSet`] of
+    /// 4-byte keys keeps each key and its count in one 64-bit word ([`CountSet::PACKED`]).
+    const PACK_BITS: u32 = 0;
 
     /// No paths.
     #[inline(always)]
@@ -240,6 +246,62 @@ unsafe impl Tally for u64 {
         // SAFETY: the cell is valid, aligned to `SHARED_ALIGN` (that of `AtomicU64`) and only
         // accessed through this same atomic word meanwhile (the caller's contract).
         unsafe { AtomicU64::from_ptr(cell) }.fetch_add(add, Ordering::Relaxed);
+    }
+}
+
+/// A count modulo 2^34 (in a `u64`): with 4-byte keys, a [`CountSet`] packs each key and its
+/// count into one 64-bit word ([`CountSet::PACKED`]), half the size of a `u32` key beside a
+/// `u64`. Enough for a sum of paths times hashes that is exact modulo 2^30 after a division
+/// by up to 8.
+///
+/// The value is what [`Count34::get`] returns; the bits above the 34th are ignored wherever
+/// they appear (equality included).
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(transparent)]
+pub struct Count34(u64);
+
+impl Count34 {
+    /// The bits a count keeps.
+    pub const BITS: u32 = 34;
+
+    /// `value` modulo 2^34.
+    #[inline(always)]
+    pub fn new(value: u64) -> Self {
+        Count34(value & ((1 << Self::BITS) - 1))
+    }
+
+    /// The count, below 2^34.
+    #[inline(always)]
+    pub fn get(self) -> u64 {
+        self.0 & ((1 << Self::BITS) - 1)
+    }
+}
+
+impl PartialEq for Count34 {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Eq for Count34 {}
+
+// SAFETY: `merge_shared` accesses the cell only as one `AtomicU64` (its 8 bytes, on every
+// call), which needs the alignment of `AtomicU64`: `SHARED_ALIGN`. Its additions wrap modulo
+// 2^64, a multiple of the count's modulus, so they merge as `merge` does.
+unsafe impl Tally for Count34 {
+    const SHARED_ALIGN: usize = std::mem::align_of::<AtomicU64>();
+    const PACK_BITS: u32 = Self::BITS;
+
+    #[inline(always)]
+    fn merge(self, add: Self) -> Self {
+        Count34::new(self.0.wrapping_add(add.0))
+    }
+
+    #[inline(always)]
+    unsafe fn merge_shared(cell: *mut Self, add: Self) {
+        // SAFETY: the cell is valid, aligned to `SHARED_ALIGN` (that of `AtomicU64`) and only
+        // accessed through this same atomic word meanwhile (the caller's contract).
+        unsafe { AtomicU64::from_ptr(cell.cast()) }.fetch_add(add.0, Ordering::Relaxed);
     }
 }
 

@@ -41,7 +41,7 @@ const DENSE_SMALL_SLOTS: usize = 1 << 16;
 /// added to. The price: the key whose bits are all ones (`u64::MAX`, say) cannot be stored.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
-pub struct Slot<K, C> {
+pub(crate) struct Slot<K, C> {
     pub(crate) stored: K,
     pub(crate) count: C,
 }
@@ -50,32 +50,14 @@ pub struct Slot<K, C> {
 unsafe impl<K: Pod, C: Pod> Zeroable for Slot<K, C> {}
 
 impl<K: Pod + Eq, C: Tally> Slot<K, C> {
-    /// An empty slot (all zero): what clearing a table writes into each of its slots.
-    #[inline(always)]
-    pub fn empty() -> Self {
-        Self::zeroed()
-    }
-
-    /// The key, or `None` for an empty slot.
-    #[inline(always)]
-    pub fn key(&self) -> Option<K> {
-        (!self.is_empty()).then(|| invert(self.stored))
-    }
-
-    /// The counts (zero in an empty slot).
-    #[inline(always)]
-    pub fn count(&self) -> &C {
-        &self.count
-    }
-
     /// True when the slot holds no key.
     #[inline(always)]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.stored == K::zeroed()
     }
 }
 
-/// `key` with every bit inverted: how a [`Slot`] stores it.
+/// `key` with every bit inverted: how a `Slot` stores it.
 #[inline(always)]
 pub(crate) fn invert<K: Pod>(mut key: K) -> K {
     for b in bytemuck::bytes_of_mut(&mut key) {
@@ -94,9 +76,13 @@ pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
 
 /// An open-addressing hash set of keys with [`Tally`] payloads (lanes of wrapping counters,
 /// say), merged by [`Tally::merge`] when a key is inserted again. Keys and counts are kept
-/// in [`Slot`]s, in one of two layouts chosen by the size of the counts
-/// ([`CountSet::INLINE`]):
+/// in slots, in one of three layouts chosen by the types of the keys and counts
+/// ([`CountSet::INLINE`], [`CountSet::PACKED`]):
 ///
+/// * **packed** (4-byte keys below `2^(64 - C::PACK_BITS) - 1` with counts that need only
+///   [`Tally::PACK_BITS`] bits: [`crate::Count34`]): as inline, but a slot is one 64-bit
+///   word, the key (bits inverted) in its low bits and the count above them, so that an
+///   insert is one addition to the word. A key out of range panics when inserted.
 /// * **inline** (counts of at most 8 bytes: one `u64`): the table is a power-of-two array of
 ///   slots, each a key and its counts side by side, probed linearly at load at most 1/2. An
 ///   insert touches one slot (one cache line, mostly), whose address follows from the key's
@@ -111,12 +97,13 @@ pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
 ///   writes its key there first, so an empty slot and the key's own slot end the probe on one
 ///   comparison.
 ///
-/// In both, the key is stored with its bits inverted (see [`Slot`]): the key with all bits set
-/// cannot be stored (inserting it panics).
+/// In all three, the key is stored with its bits inverted (see `Slot`): the key with all bits
+/// set cannot be stored (inserting it panics).
 /// * Which slot a key lands in is decided by the bits below the top `shift` bits of its hash;
 ///   the top bits are left to choose the shard (see [`crate::Frontier`]).
-/// * The keys are read back in slot order ([`CountSet::iter`], or [`CountSet::slots`] by
-///   ranges): the same inserts in the same order give the same slots.
+/// * The keys are read back in slot order ([`CountSet::iter`], or [`CountSet::entries`] by
+///   ranges of [`CountSet::slot_count`]): the same inserts in the same order give the same
+///   slots.
 ///
 /// A set is aligned to 128 bytes (two cache lines, what adjacent-line prefetchers fetch
 /// together): the shards of a frontier sit side by side in one vector, and threads filling
@@ -128,6 +115,8 @@ pub struct CountSet<K: Pod + Eq, C: Tally> {
     slots: MmapArray<Slot<K, C>>,
     /// Dense only: the table of element numbers.
     index: MmapArray<u32>,
+    /// Packed only: the table, one key and its count a word.
+    words: MmapArray<u64>,
 
     pub(crate) bits: u32,
     pub(crate) len: usize,
@@ -138,6 +127,58 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// True when keys and counts share the table's slots (counts of at most 8 bytes), false
     /// when the slots are dense behind a table of element numbers (see [`CountSet`]).
     pub const INLINE: bool = std::mem::size_of::<C>() <= 8;
+
+    /// True when each key and its count share one 64-bit word (4-byte keys, 8-byte counts
+    /// that need [`Tally::PACK_BITS`] bits): a form of the inline layout (see [`CountSet`]).
+    pub const PACKED: bool =
+        C::PACK_BITS > 0 && std::mem::size_of::<K>() == 4 && std::mem::size_of::<C>() == 8;
+
+    /// Packed: the low bits of a word that hold its key (inverted); the count is above them.
+    /// (Any width below 64 for the other layouts, which do not use it.)
+    const KEY_BITS: u32 = if Self::PACKED { 64 - C::PACK_BITS } else { 32 };
+
+    /// Packed: the key bits of a word.
+    pub(crate) const KEY_MASK: u64 = (1 << Self::KEY_BITS) - 1;
+
+    /// Bytes a table slot takes (a slot, or in the dense layout an element and its share of
+    /// the index): what a memory estimate counts a key at, before the load factor.
+    pub const SLOT_BYTES: usize = if Self::PACKED { 8 } else { std::mem::size_of::<Slot<K, C>>() };
+
+    /// Packed: the word bits of `key` (inverted, so that no key's word is zero).
+    ///
+    /// # Panics
+    /// If the key does not fit below the count's bits, or its bits there are all ones.
+    #[inline(always)]
+    fn packed_key(key: K) -> u64 {
+        let k = u64::from(bytemuck::cast::<K, u32>(key));
+        assert!(k < Self::KEY_MASK, "a packed CountSet stores keys below 2^{} - 1", Self::KEY_BITS);
+        !k & Self::KEY_MASK
+    }
+
+    /// Packed: a count's bits, to be added to a word's above its key.
+    #[inline(always)]
+    fn packed_count(count: C) -> u64 {
+        bytemuck::cast::<C, u64>(count) << Self::KEY_BITS
+    }
+
+    /// Packed: the key bits and the count bits of an item, whose sum (or bitwise or) is the
+    /// word of a new key, and whose count bits added to a word merge the count.
+    ///
+    /// # Panics
+    /// As [`CountSet::packed_key`].
+    #[inline(always)]
+    pub(crate) fn packed_parts(key: K, count: C) -> (u64, u64) {
+        (Self::packed_key(key), Self::packed_count(count))
+    }
+
+    /// Packed: the key and count of a word that is not zero.
+    #[inline(always)]
+    fn unpack(word: u64) -> (K, C) {
+        (
+            bytemuck::cast::<u32, K>((!word & Self::KEY_MASK) as u32),
+            bytemuck::cast::<u64, C>(word >> Self::KEY_BITS),
+        )
+    }
 
     /// The most keys a table of `slots` slots holds before it grows.
     #[inline(always)]
@@ -168,6 +209,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         CountSet {
             slots: MmapArray::zeroed(0),
             index: MmapArray::zeroed(0),
+            words: MmapArray::zeroed(0),
             // The bits of the smallest table, so that slot indices stay small while there is
             // none (a lookup finds no slot, a prefetch has nothing to fetch).
             bits: MIN_SLOTS.trailing_zeros(),
@@ -189,12 +231,14 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// Bytes of memory the set's arrays take (the table and, in the dense layout, the
     /// elements): what a memory budget counts.
     pub fn bytes(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<Slot<K, C>>() + self.index.len() * 4
+        self.slots.len() * std::mem::size_of::<Slot<K, C>>() + self.index.len() * 4 + self.words.len() * 8
     }
 
     /// Number of table slots (2 or 4 times the keys it holds before growing).
     pub fn capacity(&self) -> usize {
-        if Self::INLINE {
+        if Self::PACKED {
+            self.words.len()
+        } else if Self::INLINE {
             self.slots.len()
         } else {
             self.index.len()
@@ -241,7 +285,9 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// caller may insert them again).
     fn make_table(&mut self, slots: usize, zero: &impl Zeroer) {
         debug_assert!(slots.is_power_of_two());
-        if Self::INLINE {
+        if Self::PACKED {
+            self.words.resize_zeroed_with(slots, zero);
+        } else if Self::INLINE {
             self.slots.resize_zeroed_with(slots, zero);
         } else {
             self.index.resize_zeroed_with(slots, zero);
@@ -274,7 +320,9 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// grows moves its table: a prefetch through an old view is then wasted, never wrong).
     #[inline(always)]
     pub fn slot_view(&self) -> SlotView {
-        let (base, size) = if Self::INLINE {
+        let (base, size) = if Self::PACKED {
+            (self.words.as_slice().as_ptr() as usize, 8)
+        } else if Self::INLINE {
             (self.slots.as_slice().as_ptr() as usize, std::mem::size_of::<Slot<K, C>>())
         } else {
             (self.index.as_slice().as_ptr() as usize, std::mem::size_of::<u32>())
@@ -285,7 +333,8 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// Adds `add` to the counts of `key`, inserting it (with `add`) if absent.
     ///
     /// # Panics
-    /// If every bit of `key` is set: that key cannot be stored (see [`Slot`]).
+    /// If every bit of `key` is set: that key cannot be stored (see [`CountSet`]); in the
+    /// packed layout, also if it does not fit ([`CountSet::PACKED`]).
     #[inline(always)]
     pub fn insert(&mut self, key: K, add: &C) {
         self.insert_many(std::slice::from_ref(&(key, *add)), |r| r.0, |r| r.1);
@@ -377,6 +426,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         let mask = self.capacity() - 1;
         let table = self.index.as_mut_slice();
         let slots = self.slots.as_mut_slice();
+        let words = self.words.as_mut_slice();
         let empty = K::zeroed();
         let mut len = self.len;
         for (j, item) in piece.iter().enumerate() {
@@ -393,6 +443,18 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
                 // (prefetched with its hash). No bounds check: a prefetch reads nothing.
                 let ahead = &piece[(j + ELEMENT_AHEAD).min(piece.len() - 1)];
                 prefetch(slots.as_ptr().wrapping_add(table[slot(hash(ahead))] as usize));
+            }
+            if Self::PACKED {
+                let s = Self::packed_key(key(item));
+                let mut i = slot(hash(item));
+                // As inline, below: an empty word is zero, a full one has its key bits.
+                while words[i] & Self::KEY_MASK != s && words[i] != 0 {
+                    i = (i + 1) & mask;
+                }
+                let word = words[i];
+                len += (word == 0) as usize;
+                words[i] = (word | s).wrapping_add(Self::packed_count(counts(item)));
+                continue;
             }
             let s = stored(key(item));
             let mut i = slot(hash(item));
@@ -431,9 +493,12 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     }
 
     /// The counts of `key`, if present.
-    pub fn get(&self, key: &K) -> Option<&C> {
+    pub fn get(&self, key: &K) -> Option<C> {
         if self.len == 0 {
             return None;
+        }
+        if Self::PACKED {
+            return self.iter_from(self.slot(key)).find(|(k, _)| k == key).map(|(_, c)| c);
         }
         let s = invert(*key);
         let mask = self.capacity() - 1;
@@ -452,15 +517,28 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
                 return None;
             }
             if slot.stored == s {
-                return Some(&slot.count);
+                return Some(slot.count);
             }
             i = (i + 1) & mask;
         }
     }
 
-    /// The table, mutably (the shared fill's view of it).
-    pub(crate) fn slots_mut(&mut self) -> &mut [Slot<K, C>] {
-        self.slots.as_mut_slice()
+    /// The keys and counts from table slot `i` on, up to the first empty one (a probe's
+    /// path), in the packed layout.
+    fn iter_from(&self, mut i: usize) -> impl Iterator<Item = (K, C)> + '_ {
+        let words = self.words.as_slice();
+        let mask = words.len() - 1;
+        std::iter::from_fn(move || {
+            let word = words[i];
+            i = (i + 1) & mask;
+            (word != 0).then(|| Self::unpack(word))
+        })
+    }
+
+    /// The table, mutably (the shared fill's view of it): its slots, or in the packed layout
+    /// its words.
+    pub(crate) fn table_mut(&mut self) -> (&mut [Slot<K, C>], &mut [u64]) {
+        (self.slots.as_mut_slice(), self.words.as_mut_slice())
     }
 
     /// Empties the set, keeping its table's size.
@@ -473,32 +551,59 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// dense layout keeps its insertion order). Rare: tables are made for the keys expected.
     #[cold]
     fn grow(&mut self) {
-        let keys: Vec<(K, C)> = self.iter().map(|(k, c)| (k, *c)).collect();
+        let keys: Vec<(K, C)> = self.iter().collect();
         self.len = 0;
         self.make_table((2 * self.capacity()).max(MIN_SLOTS), &Serial);
         // They fit: a doubled table holds at least as many keys.
         self.insert_all::<_, true>(&keys, &|r| key_hash(&r.0), &|r| r.0, &|r| r.1);
     }
 
-    /// The slots, for reading the set in pieces (ranges of slots), say one piece a thread:
-    /// the whole table, empty slots included, in the inline layout; the elements, in
-    /// insertion order, in the dense one.
-    pub fn slots(&self) -> &[Slot<K, C>] {
-        if Self::INLINE {
+    /// The slots: the whole table, empty slots included, in the inline layout; the elements,
+    /// in insertion order, in the dense one (none in the packed one).
+    pub(crate) fn slots(&self) -> &[Slot<K, C>] {
+        if Self::PACKED {
+            &[]
+        } else if Self::INLINE {
             self.slots.as_slice()
         } else {
             self.slots.as_slice().get(1..=self.len).unwrap_or_default()
         }
     }
 
+    /// The number of slots, for reading the set in pieces (ranges of slots), say one piece a
+    /// thread ([`CountSet::entries`], [`CountSet::tallies`]): the whole table, empty slots
+    /// included, in the inline and packed layouts; the elements, in insertion order, in the
+    /// dense one.
+    pub fn slot_count(&self) -> usize {
+        if Self::PACKED {
+            self.words.len()
+        } else {
+            self.slots().len()
+        }
+    }
+
     /// The stored keys and their counts, in table order.
-    pub fn iter(&self) -> impl Iterator<Item = (K, &C)> + '_ {
-        let all = if self.len == 0 { 0..0 } else { 0..self.slots().len() };
+    pub fn iter(&self) -> impl Iterator<Item = (K, C)> + '_ {
+        let all = if self.len == 0 { 0..0 } else { 0..self.slot_count() };
         self.entries(all).map(|(_, k, c)| (k, c))
     }
 
-    /// The keys stored in the table slots `slots` (a range of [`CountSet::slots`]), each with
-    /// its slot's index within the range and its counts, in table order.
+    /// The counts in the slots `slots` (a range of [`CountSet::slot_count`]), by slot index
+    /// within the range (zero in an empty slot).
+    ///
+    /// # Panics
+    /// If the range is not within the table.
+    #[inline(always)]
+    pub fn tallies(&self, slots: Range<usize>) -> Tallies<'_, K, C> {
+        if Self::PACKED {
+            Tallies { slots: &[], words: &self.words.as_slice()[slots] }
+        } else {
+            Tallies { slots: &self.slots()[slots], words: &[] }
+        }
+    }
+
+    /// The keys stored in the table slots `slots` (a range of [`CountSet::slot_count`]), each
+    /// with its slot's index within the range and its counts, in table order.
     ///
     /// Which slots are empty is read 64 at a time into a bit mask, without a branch: a loop
     /// over the positions of a sparse table would otherwise mispredict on a good share of
@@ -507,49 +612,88 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// # Panics
     /// If the range is not within the table.
     pub fn entries(&self, slots: Range<usize>) -> Entries<'_, K, C> {
-        Entries { slots: &self.slots()[slots], block: 0, next_block: 0, occupied: 0 }
+        let Tallies { slots, words } = self.tallies(slots);
+        Entries { slots, words, block: 0, next_block: 0, occupied: 0 }
+    }
+}
+
+/// The counts of a range of a [`CountSet`]'s slots: see [`CountSet::tallies`].
+#[derive(Clone, Copy, Debug)]
+pub struct Tallies<'a, K, C> {
+    /// The slots (inline and dense layouts).
+    slots: &'a [Slot<K, C>],
+    /// The words (packed layout).
+    words: &'a [u64],
+}
+
+impl<K: Pod + Eq + Send + Sync, C: Tally> Tallies<'_, K, C> {
+    /// The counts in slot `i` of the range.
+    ///
+    /// # Panics
+    /// If `i` is not within the range.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> C {
+        if CountSet::<K, C>::PACKED {
+            CountSet::<K, C>::unpack(self.words[i]).1
+        } else {
+            self.slots[i].count
+        }
     }
 }
 
 /// The keys of a range of a [`CountSet`]'s slots: see [`CountSet::entries`].
 #[derive(Clone, Debug)]
 pub struct Entries<'a, K, C> {
+    /// The slots (inline and dense layouts).
     slots: &'a [Slot<K, C>],
+    /// The words (packed layout).
+    words: &'a [u64],
     /// The first slot of the block `occupied` describes.
     block: usize,
     /// The first slot of the block after it.
     next_block: usize,
-    /// Bit `j`: slot `block + j` holds a key not yet returned (inline layout; the dense one
-    /// returns slot `next_block` next, all of them holding a key).
+    /// Bit `j`: slot `block + j` holds a key not yet returned (inline and packed layouts; the
+    /// dense one returns slot `next_block` next, all of them holding a key).
     occupied: u64,
 }
 
 impl<'a, K: Pod + Eq + Send + Sync, C: Tally> Iterator for Entries<'a, K, C> {
-    type Item = (usize, K, &'a C);
+    type Item = (usize, K, C);
 
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
+        let packed = CountSet::<K, C>::PACKED;
         if !CountSet::<K, C>::INLINE {
             let i = self.next_block;
             let slot = self.slots.get(i)?;
             self.next_block = i + 1;
-            return Some((i, invert(slot.stored), &slot.count));
+            return Some((i, invert(slot.stored), slot.count));
         }
         while self.occupied == 0 {
-            let rest = self.slots.get(self.next_block..)?;
-            if rest.is_empty() {
+            let len = if packed { self.words.len() } else { self.slots.len() };
+            if self.next_block >= len {
                 return None;
             }
             let mut occupied = 0u64;
-            for (j, s) in rest.iter().take(64).enumerate() {
-                occupied |= u64::from(!s.is_empty()) << j;
+            if packed {
+                for (j, &w) in self.words[self.next_block..].iter().take(64).enumerate() {
+                    occupied |= u64::from(w != 0) << j;
+                }
+            } else {
+                for (j, s) in self.slots[self.next_block..].iter().take(64).enumerate() {
+                    occupied |= u64::from(!s.is_empty()) << j;
+                }
             }
             (self.block, self.next_block, self.occupied) = (self.next_block, self.next_block + 64, occupied);
         }
         let i = self.block + self.occupied.trailing_zeros() as usize;
         self.occupied &= self.occupied - 1;
+        if packed {
+            let (k, c) = CountSet::<K, C>::unpack(self.words[i]);
+            return Some((i, k, c));
+        }
         let slot = &self.slots[i];
-        Some((i, invert(slot.stored), &slot.count))
+        Some((i, invert(slot.stored), slot.count))
     }
 }
 
@@ -591,6 +735,7 @@ pub(crate) fn slot_of(hash: u64, shift: u32, bits: u32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Count34;
     use std::collections::HashMap;
 
     #[test]
@@ -619,20 +764,20 @@ mod tests {
         assert_eq!(set.len(), map.len());
         assert_eq!(set.iter().count(), map.len());
         for (k, c) in set.iter() {
-            assert_eq!(map[&k], *c);
+            assert_eq!(map[&k], c);
             assert_eq!(set.get(&k), Some(c));
         }
         assert!(set.len() <= CountSet::<u64, [u32; L]>::max_keys(set.capacity()));
         set.clear_for(10);
         assert!(set.is_empty() && set.iter().next().is_none() && set.get(&3).is_none());
-        assert!(set.slots().iter().all(|s| s.is_empty()));
+        assert!(set.entries(0..set.slot_count()).next().is_none());
         set.clear_for(0);
         assert!(set.is_empty() && set.get(&3).is_none());
         // Zero is a key like any other; only all ones is not.
         set.insert(0, &[1; L]);
         set.insert(u64::MAX - 1, &[3; L]);
-        assert_eq!(set.get(&0), Some(&[1; L]));
-        assert_eq!(set.get(&(u64::MAX - 1)), Some(&[3; L]));
+        assert_eq!(set.get(&0), Some([1; L]));
+        assert_eq!(set.get(&(u64::MAX - 1)), Some([3; L]));
         assert_eq!(set.get(&u64::MAX), None);
     }
 
@@ -661,12 +806,12 @@ mod tests {
             assert!(set.capacity() > DENSE_SMALL_SLOTS && set.len() * 4 <= set.capacity());
         }
         for k in (0..100_000u32).step_by(997) {
-            assert_eq!(set.get(&k.wrapping_mul(0x9E37_79B9)), Some(&[2 * k, 1, 2, 0]));
+            assert_eq!(set.get(&k.wrapping_mul(0x9E37_79B9)), Some([2 * k, 1, 2, 0]));
         }
         set.clear_for(200_000);
         assert!(set.is_empty() && set.capacity() >= 800_000);
         set.insert(5, &[1; 4]);
-        assert_eq!((set.len(), set.get(&5)), (1, Some(&[1; 4])));
+        assert_eq!((set.len(), set.get(&5)), (1, Some([1; 4])));
     }
 
     #[test]
@@ -681,49 +826,94 @@ mod tests {
         let mut set = CountSet::<u32, [u32; 8]>::new(0);
         set.clear_for(0);
         set.prefetch(&7);
-        assert_eq!((set.capacity(), set.len(), set.slots().len()), (0, 0, 0));
+        assert_eq!((set.capacity(), set.len(), set.slot_count()), (0, 0, 0));
         assert!(set.iter().next().is_none());
         assert_eq!(set.get(&7), None);
         set.insert(7, &[1; 8]);
-        assert_eq!(set.get(&7), Some(&[1; 8]));
+        assert_eq!(set.get(&7), Some([1; 8]));
         assert!(set.capacity() >= MIN_SLOTS);
     }
 
-    /// Every key once among the slots, whole or by ranges, in a set of lanes `[u32; L]`.
-    fn slots_hold_every_key_once<const L: usize>() {
-        let mut set = CountSet::<u32, [u32; L]>::new(0);
+    /// Every key once among the slots, whole or by ranges, in a set of counts `C`, each key
+    /// inserted with `one` (`total` reads a count's number).
+    fn slots_hold_every_key_once<C: Tally + PartialEq + std::fmt::Debug>(one: C, total: fn(C) -> u64) {
+        let mut set = CountSet::<u32, C>::new(0);
         for k in (0..1000u32).chain(0..500) {
-            set.insert(k * 7, &[1; L]);
+            set.insert(k * 7, &one);
         }
-        let mut keys: Vec<u32> = set.slots().iter().filter_map(Slot::key).collect();
+        let end = set.slot_count();
+        let mut keys: Vec<u32> = set.entries(0..end).map(|(_, k, _)| k).collect();
         keys.sort_unstable();
         assert_eq!(keys, (0..1000).map(|k| k * 7).collect::<Vec<_>>());
-        assert!(set.slots().iter().filter(|s| s.is_empty()).all(|s| *s.count() == [0; L]));
-        // By ranges, with indices within each range, every key once.
-        let end = set.slots().len();
+        let counts = set.tallies(0..end);
+        let mut occupied = vec![false; end];
+        // By ranges, with indices within each range, every key once, and its counts where
+        // `tallies` finds them.
         for cut in [0, 1, 63, 64, 65, 100, end / 2, end - 1, end] {
             let mut seen: Vec<u32> = set
                 .entries(0..cut)
-                .map(|(i, k, _)| {
-                    assert_eq!(set.slots()[i].key(), Some(k));
+                .map(|(i, k, c)| {
+                    assert_eq!(counts.get(i), c);
+                    occupied[i] = true;
                     k
                 })
                 .collect();
-            seen.extend(set.entries(cut..end).map(|(i, k, _)| {
-                assert_eq!(set.slots()[cut + i].key(), Some(k));
+            seen.extend(set.entries(cut..end).map(|(i, k, c)| {
+                assert_eq!((counts.get(cut + i), set.tallies(cut..end).get(i)), (c, c));
+                assert_eq!(set.get(&k), Some(c));
                 k
             }));
             seen.sort_unstable();
             assert_eq!(seen, keys, "cut at {cut}");
         }
-        let twice: u32 = set.slots().iter().map(|s| s.count()[L - 1]).sum();
+        // The slots without a key hold zero counts.
+        assert!((0..end).filter(|&i| !occupied[i]).all(|i| counts.get(i) == C::zero()));
+        let twice: u64 = set.iter().map(|(_, c)| total(c)).sum();
         assert_eq!(twice, 1500);
     }
 
     #[test]
-    fn slots_hold_every_key_once_in_both_layouts() {
-        slots_hold_every_key_once::<2>();
-        slots_hold_every_key_once::<5>();
+    fn slots_hold_every_key_once_in_every_layout() {
+        slots_hold_every_key_once([1; 2], |c| c[1].into());
+        slots_hold_every_key_once([1; 5], |c| c[4].into());
+        slots_hold_every_key_once(Count34::new(1), Count34::get);
+        const { assert!(CountSet::<u32, Count34>::PACKED && !CountSet::<u32, [u32; 2]>::PACKED) };
+    }
+
+    #[test]
+    fn packed_sets_merge_like_a_hashmap_modulo_2_34() {
+        let mut set = CountSet::<u32, Count34>::new(0);
+        let mut map: HashMap<u32, u64> = HashMap::new();
+        let mut x = 1u64;
+        for i in 0..50_000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let k = (x >> 50) as u32; // many repeats
+                                      // Counts above 2^34 too: only their low 34 bits count.
+            let add = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            set.insert(k, &Count34::new(add));
+            let e = map.entry(k).or_insert(0);
+            *e = e.wrapping_add(add);
+        }
+        assert_eq!(set.len(), map.len());
+        for (k, c) in set.iter() {
+            assert_eq!(c.get(), map[&k] % (1 << 34));
+            assert_eq!(set.get(&k), Some(c));
+        }
+        // The keys at the ends of the range: 0, and 2^30 - 2.
+        set.clear_for(10);
+        assert!(set.is_empty() && set.get(&3).is_none());
+        set.insert(0, &Count34::new(1));
+        set.insert((1 << 30) - 2, &Count34::new(u64::MAX));
+        assert_eq!(set.get(&0), Some(Count34::new(1)));
+        assert_eq!(set.get(&((1 << 30) - 2)).map(Count34::get), Some((1 << 34) - 1));
+        assert_eq!(set.get(&((1 << 30) - 1)), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "below 2^30 - 1")]
+    fn a_packed_set_refuses_a_key_above_its_bits() {
+        let mut set = CountSet::<u32, Count34>::new(0);
+        set.insert(1 << 30, &Count34::new(1));
     }
 
     #[test]
@@ -733,7 +923,7 @@ mod tests {
         set.insert(5, &1);
         set.insert(6, &u64::MAX);
         set.insert(6, &2);
-        assert_eq!(set.get(&5), Some(&(1u64 << 32)));
-        assert_eq!(set.get(&6), Some(&1));
+        assert_eq!(set.get(&5), Some(1u64 << 32));
+        assert_eq!(set.get(&6), Some(1));
     }
 }

@@ -8,6 +8,10 @@
 //!   wins or loses, the counts are then merged into the slot if its key is `k` (an empty
 //!   slot's counts are zero), else the probe goes on.
 //!
+//! In the packed layout ([`CountSet::PACKED`]) a slot is one word, key and count: an empty
+//! one is claimed by a compare-and-swap from zero to the key with the item's count, and a
+//! count is merged by one atomic addition to the word, above its key bits.
+//!
 //! No other data is published through a slot, so every access can be `Relaxed`: the fill's
 //! end (the threads joined) orders it before anything reads the set.
 //!
@@ -45,7 +49,10 @@ impl std::error::Error for Overflow {}
 /// reported as an [`Overflow`].
 #[derive(Debug)]
 pub struct SharedSet<'a, K: Pod + Eq, C: Tally> {
+    /// The slots (inline layout).
     slots: *mut Slot<K, C>,
+    /// The words (packed layout).
+    words: *mut u64,
     /// Number of slots (a power of two).
     capacity: usize,
     shift: u32,
@@ -55,13 +62,17 @@ pub struct SharedSet<'a, K: Pod + Eq, C: Tally> {
     /// The most keys the fill may leave in the table.
     limit: usize,
     overflowed: AtomicBool,
-    _borrow: std::marker::PhantomData<&'a mut [Slot<K, C>]>,
+    _borrow: std::marker::PhantomData<Tables<'a, K, C>>,
 }
+
+/// The two tables a [`SharedSet`] borrows (one of them empty): slots, or packed words.
+type Tables<'a, K, C> = (&'a mut [Slot<K, C>], &'a mut [u64]);
 
 // SAFETY: the set is a view of a table exclusively borrowed for its lifetime (`_borrow`);
 // threads touch its slots only through atomic operations (`load_key`, `claim_key`, and
-// `Tally::merge_shared`, atomic by the promise of the unsafe trait `Tally`), so sharing the
-// view is as safe as sharing the keys and counts.
+// `Tally::merge_shared`, atomic by the promise of the unsafe trait `Tally`; in the packed
+// layout, `AtomicU64` on whole words), so sharing the view is as safe as sharing the keys and
+// counts.
 unsafe impl<K: Pod + Eq + Send + Sync, C: Tally> Sync for SharedSet<'_, K, C> {}
 // SAFETY: as above.
 unsafe impl<K: Pod + Eq + Send + Sync, C: Tally> Send for SharedSet<'_, K, C> {}
@@ -76,12 +87,13 @@ pub struct Claim<'s, 'a, K: Pod + Eq, C: Tally> {
 }
 
 impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
-    /// True when [`CountSet::fill_shared`] works for these types: the inline layout (counts
-    /// of at most 8 bytes, see [`CountSet::INLINE`]), keys of 4 or 8 bytes (`u32`, `u64`),
-    /// which one atomic instruction can compare and swap, and a [`Slot`] layout that aligns
-    /// every slot's key for that atomic and its counts to [`Tally::SHARED_ALIGN`] (false for
-    /// `u32` keys with `u64` counts on 32-bit x86, whose counts lie at offset 4).
-    pub const SHAREABLE: bool = Self::INLINE && atomic_layout::<K, C>();
+    /// True when [`CountSet::fill_shared`] works for these types: the packed layout (one
+    /// word a slot, see [`CountSet::PACKED`]), or the inline layout (counts of at most 8
+    /// bytes, see [`CountSet::INLINE`]) with keys of 4 or 8 bytes (`u32`, `u64`), which one
+    /// atomic instruction can compare and swap, and a slot layout that aligns every slot's
+    /// key for that atomic and its counts to [`Tally::SHARED_ALIGN`] (false for `u32` keys
+    /// with `u64` counts on 32-bit x86, whose counts lie at offset 4).
+    pub const SHAREABLE: bool = Self::PACKED || (Self::INLINE && atomic_layout::<K, C>());
 
     /// Fills the set from several threads at once: `fill` gets a [`SharedSet`] whose
     /// [`Claim`]s (one for each thread, or each task) insert concurrently. The table keeps
@@ -95,8 +107,9 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// interleave.
     ///
     /// # Panics
-    /// Unless [`CountSet::SHAREABLE`] (keys of 4 or 8 bytes, counts of at most 8, slots
-    /// aligned for their atomics), or if an item's key has all its bits set (see [`Slot`]).
+    /// Unless [`CountSet::SHAREABLE`] (a packed set, or keys of 4 or 8 bytes, counts of at
+    /// most 8, slots aligned for their atomics), or if an item's key has all its bits set, or
+    /// does not fit a packed set (see [`CountSet`]).
     ///
     /// ```
     /// use frontier::{key_hash, CountSet};
@@ -113,7 +126,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// })
     /// .expect("700 keys fit");
     /// assert_eq!(set.len(), 700);
-    /// assert_eq!(set.get(&5), Some(&6)); // 5 is inserted 6 times (5, 705, ... 3505)
+    /// assert_eq!(set.get(&5), Some(6)); // 5 is inserted 6 times (5, 705, ... 3505)
     /// ```
     pub fn fill_shared<R>(&mut self, fill: impl FnOnce(&SharedSet<'_, K, C>) -> R) -> Result<R, Overflow> {
         // A constant: the check costs nothing, and it is what keeps the atomic accesses of
@@ -123,11 +136,13 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         if self.capacity() == 0 {
             self.clear_for(1);
         }
-        let (len, shift, bits) = (self.len, self.shift, self.bits);
-        let slots = self.slots_mut();
-        let capacity = slots.len();
+        let (len, shift, bits, capacity) = (self.len, self.shift, self.bits, self.capacity());
+        let (slots, words) = self.table_mut();
+        // What `Claim::insert_packed`'s atomic words rest on (maps are page-aligned).
+        assert!(words.as_ptr().cast::<AtomicU64>().is_aligned(), "packed tables are aligned for AtomicU64");
         let shared = SharedSet {
             slots: slots.as_mut_ptr(),
+            words: words.as_mut_ptr(),
             capacity,
             shift,
             bits,
@@ -160,13 +175,19 @@ impl<'a, K: Pod + Eq, C: Tally> SharedSet<'a, K, C> {
         self.overflowed.load(Ordering::Relaxed)
     }
 
-    /// Hints the CPU to fetch the table slot of a key whose [`crate::key_hash`] is `hash`.
+    /// The slots a probe for a key whose hash is `hash` visits, in order: its own, then the
+    /// next ones, wrapping, each once.
     #[inline(always)]
-    pub fn prefetch_hash(&self, hash: u64) {
-        let i = slot_of(hash, self.shift, self.bits);
-        if i < self.capacity {
-            prefetch(self.slots.wrapping_add(i));
-        }
+    fn probe(&self, hash: u64) -> impl Iterator<Item = usize> {
+        let (start, mask) = (slot_of(hash, self.shift, self.bits), self.capacity - 1);
+        (0..self.capacity).map(move |p| (start + p) & mask)
+    }
+
+    /// Fails the fill, a probe having found every slot taken by other keys; returns false.
+    #[cold]
+    fn overflow(&self) -> bool {
+        self.overflowed.store(true, Ordering::Relaxed);
+        false
     }
 
     /// Adds `fresh` new keys to the set's count; false (and the fill fails) past the limit.
@@ -179,7 +200,22 @@ impl<'a, K: Pod + Eq, C: Tally> SharedSet<'a, K, C> {
     }
 }
 
-impl<K: Pod + Eq, C: Tally> Claim<'_, '_, K, C> {
+impl<K: Pod + Eq + Send + Sync, C: Tally> SharedSet<'_, K, C> {
+    /// Hints the CPU to fetch the table slot of a key whose [`crate::key_hash`] is `hash`.
+    #[inline(always)]
+    pub fn prefetch_hash(&self, hash: u64) {
+        let i = slot_of(hash, self.shift, self.bits);
+        if i < self.capacity {
+            if CountSet::<K, C>::PACKED {
+                prefetch(self.words.wrapping_add(i));
+            } else {
+                prefetch(self.slots.wrapping_add(i));
+            }
+        }
+    }
+}
+
+impl<K: Pod + Eq + Send + Sync, C: Tally> Claim<'_, '_, K, C> {
     /// Hints the CPU to fetch the table slot of a key whose [`crate::key_hash`] is `hash`.
     #[inline(always)]
     pub fn prefetch_hash(&self, hash: u64) {
@@ -197,28 +233,23 @@ impl<K: Pod + Eq, C: Tally> Claim<'_, '_, K, C> {
         key: impl Fn(&T) -> K,
         counts: impl Fn(&T) -> C,
     ) -> bool {
+        if CountSet::<K, C>::PACKED {
+            return self.insert_packed(items, hash, key, counts);
+        }
         let set = self.set;
-        let mask = set.capacity - 1;
         let empty = K::zeroed();
-        for item in items {
+        'items: for item in items {
             let k = stored(key(item));
-            let mut i = slot_of(hash(item), set.shift, set.bits);
-            let mut probes = 0;
-            loop {
+            for i in set.probe(hash(item)) {
                 let slot = set.slots.wrapping_add(i);
-                // SAFETY: `i <= mask < capacity`: a slot of the table, whose keys are only
+                // SAFETY: `i < capacity` (`probe`): a slot of the table, whose keys are only
                 // accessed atomically while it is shared (the module's protocol).
                 let mut here = unsafe { load_key(std::ptr::addr_of_mut!((*slot).stored)) };
                 if here == empty {
                     // SAFETY: as above.
                     match unsafe { claim_key(std::ptr::addr_of_mut!((*slot).stored), k) } {
-                        Ok(()) => {
-                            here = k;
-                            self.fresh += 1;
-                            if self.fresh == REPORT_BLOCK && !set.report(std::mem::take(&mut self.fresh)) {
-                                return false;
-                            }
-                        }
+                        Ok(()) if !self.count_new() => return false,
+                        Ok(()) => here = k,
                         Err(winner) => here = winner,
                     }
                 }
@@ -228,18 +259,56 @@ impl<K: Pod + Eq, C: Tally> Claim<'_, '_, K, C> {
                     // `C::SHARED_ALIGN` (the set is shared only when `SHAREABLE`, whose
                     // `atomic_layout` checks the slot's alignment and the counts' offset).
                     unsafe { C::merge_shared(std::ptr::addr_of_mut!((*slot).count), counts(item)) };
-                    break;
+                    continue 'items;
                 }
-                probes += 1;
-                if probes > mask {
-                    // Every slot holds another key.
-                    set.overflowed.store(true, Ordering::Relaxed);
-                    return false;
-                }
-                i = (i + 1) & mask;
             }
+            return set.overflow();
         }
         true
+    }
+
+    /// [`Claim::insert_prefetched`] in the packed layout.
+    #[inline(always)]
+    fn insert_packed<T>(
+        &mut self,
+        items: &[T],
+        hash: impl Fn(&T) -> u64,
+        key: impl Fn(&T) -> K,
+        counts: impl Fn(&T) -> C,
+    ) -> bool {
+        let set = self.set;
+        'items: for item in items {
+            let (k, add) = CountSet::<K, C>::packed_parts(key(item), counts(item));
+            for i in set.probe(hash(item)) {
+                // SAFETY: `i < capacity` (`probe`): a word of the table, 8-byte aligned (the
+                // table is an array of `u64` at the start of a page, checked by `fill_shared`),
+                // and only accessed atomically while the set is shared (the module's
+                // protocol).
+                let word = unsafe { AtomicU64::from_ptr(set.words.wrapping_add(i)) };
+                let mut here = word.load(Ordering::Relaxed);
+                if here == 0 {
+                    // A new key's word holds its count from the start.
+                    match word.compare_exchange(0, k | add, Ordering::Relaxed, Ordering::Relaxed) {
+                        Ok(_) if !self.count_new() => return false,
+                        Ok(_) => continue 'items,
+                        Err(winner) => here = winner,
+                    }
+                }
+                if here & CountSet::<K, C>::KEY_MASK == k {
+                    word.fetch_add(add, Ordering::Relaxed);
+                    continue 'items;
+                }
+            }
+            return set.overflow();
+        }
+        true
+    }
+
+    /// Counts a new key; false when the fill has run out of room.
+    #[inline(always)]
+    fn count_new(&mut self) -> bool {
+        self.fresh += 1;
+        self.fresh < REPORT_BLOCK || self.set.report(std::mem::take(&mut self.fresh))
     }
 }
 
@@ -322,7 +391,7 @@ unsafe fn claim_key<K: Pod>(p: *mut K, key: K) -> Result<(), K> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::key_hash;
+    use crate::{key_hash, Count34};
     use std::collections::HashMap;
 
     /// Inserts `items` split among `threads` threads (each with several claims), then checks
@@ -369,13 +438,13 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for (k, c) in set.iter() {
             assert!(seen.insert(k), "key {k:?} stored twice");
-            assert_eq!(map[&k], *c);
+            assert_eq!(map[&k], c);
             assert_eq!(set.get(&k), Some(c));
         }
         assert_eq!(seen.len(), map.len());
         // Still a working set: more inserts, one at a time (growing it if needed).
         set.insert(before, &items[0].1);
-        assert_eq!(set.get(&before), Some(&items[0].1.merge(items[0].1)));
+        assert_eq!(set.get(&before), Some(items[0].1.merge(items[0].1)));
     }
 
     fn keys(n: usize, range: u64) -> impl Iterator<Item = u64> {
@@ -396,12 +465,18 @@ mod tests {
             fill_and_check(&lanes, threads, 6_000);
             let small: Vec<(u32, u64)> = keys(30_000, 3_000).map(|k| (k as u32, k << 40)).collect();
             fill_and_check(&small, threads, 3_000);
+            // Packed: counts that wrap past 2^34, keys up to the largest a word takes.
+            let packed: Vec<(u32, Count34)> =
+                keys(30_000, 3_000).map(|k| ((1 << 30) - 1 - k as u32, Count34::new(k << 30 | 3))).collect();
+            fill_and_check(&packed, threads, 3_000);
         }
     }
 
     #[test]
     fn wide_keys_and_dense_sets_cannot_be_shared() {
         const { assert!(CountSet::<u32, [u32; 1]>::SHAREABLE && CountSet::<u64, [u32; 2]>::SHAREABLE) };
+        const { assert!(CountSet::<u32, Count34>::PACKED && CountSet::<u32, Count34>::SHAREABLE) };
+        const { assert!(!CountSet::<u64, Count34>::PACKED && !CountSet::<u32, u64>::PACKED) };
         const { assert!(!CountSet::<u128, u64>::SHAREABLE && !CountSet::<[u32; 2], u64>::SHAREABLE) };
         const { assert!(!CountSet::<u64, [u32; 8]>::SHAREABLE && !CountSet::<u32, [u32; 3]>::INLINE) };
         // `u64` keys and counts share where `u64` is aligned like `AtomicU64` (x86-64, not
@@ -454,30 +529,42 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_fill_beyond_the_room_overflows_and_empties_the_set() {
-        let mut set = CountSet::<u64, u64>::new(0);
+    /// A fill past 3/4 of the table fails and leaves the set empty; one of exactly 3/4 works.
+    fn overflows<K, C>(key: fn(u64) -> K, one: C)
+    where
+        K: Pod + Eq + Send + Sync + std::fmt::Debug,
+        C: Tally + std::fmt::Debug + PartialEq,
+    {
+        let mut set = CountSet::<K, C>::new(0);
         set.clear_for(1000);
         let limit = set.capacity() / 4 * 3;
-        let items: Vec<u64> = (0..limit as u64 + 1).collect();
+        let items: Vec<K> = (0..limit as u64 + 1).map(key).collect();
         let out = set.fill_shared(|shared| {
             let mut claim = shared.claim();
-            let ok = claim.insert_prefetched(&items, key_hash, |&k| k, |_| 1);
+            let ok = claim.insert_prefetched(&items, key_hash, |&k| k, |_| one);
             drop(claim);
             (ok, shared.overflowed())
         });
         assert_eq!(out, Err(Overflow));
-        assert!(set.is_empty() && set.get(&0).is_none() && set.slots().iter().all(|s| s.is_empty()));
+        assert!(set.is_empty() && set.get(&items[0]).is_none());
+        assert!(set.entries(0..set.slot_count()).next().is_none());
         // Exactly the limit fits.
-        let out = set
-            .fill_shared(|shared| shared.claim().insert_prefetched(&items[..limit], key_hash, |&k| k, |_| 1));
+        let out = set.fill_shared(|shared| {
+            shared.claim().insert_prefetched(&items[..limit], key_hash, |&k| k, |_| one)
+        });
         assert_eq!(out, Ok(true));
         assert_eq!(set.len(), limit);
-        assert!(items[..limit].iter().all(|k| set.get(k) == Some(&1)));
+        assert!(items[..limit].iter().all(|k| set.get(k) == Some(one)));
         // A fuller table than single inserts allow: the next one grows it.
-        set.insert(u64::MAX - 1, &1);
+        set.insert(items[limit], &one);
         assert!(set.capacity() >= 2 * set.len());
-        assert!(items[..limit].iter().all(|k| set.get(k) == Some(&1)));
+        assert!(items[..=limit].iter().all(|k| set.get(k) == Some(one)));
+    }
+
+    #[test]
+    fn a_fill_beyond_the_room_overflows_and_empties_the_set() {
+        overflows(|k| k, 1u64);
+        overflows(|k| k as u32, Count34::new(1));
     }
 
     #[test]

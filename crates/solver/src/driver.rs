@@ -41,7 +41,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::Result;
-use frontier::{CountSet, Frontier, Slot, Tally};
+use frontier::{CountSet, Frontier, Tally};
 use rayon::prelude::*;
 use state::{Counts, PackedKey, Rules};
 
@@ -538,14 +538,14 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// in the inline one): a pass spread over `shares` threads then has that many chunks at
     /// least, of even sizes, however small the frontier.
     fn plan_chunks(&mut self, shares: usize) {
-        let total: usize = self.cur.shards().iter().filter(|s| !s.is_empty()).map(|s| s.slots().len()).sum();
+        let total: usize = self.cur.shards().iter().filter(|s| !s.is_empty()).map(|s| s.slot_count()).sum();
         let cut = |t: usize| total * t / shares;
         let (mut n, mut base, mut share) = (0, 0, 1);
         for (shard, set) in self.cur.shards().iter().enumerate() {
             if set.is_empty() {
                 continue;
             }
-            let len = set.slots().len();
+            let len = set.slot_count();
             let mut start = 0;
             while start < len {
                 // The next cut past `start` (`cut(shares)` is `total`, past every slot).
@@ -604,7 +604,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         for_each_mut(parallel, &mut self.chunks, |_, c| {
             c.acc = W::Sum::zero();
             for (_, k, n) in c.positions(cur) {
-                weights.end(&mut c.acc, n, &rules.hashes(k));
+                weights.end(&mut c.acc, &n, &rules.hashes(k));
             }
         });
         self.chunks.iter().fold(self.away_sum, |a, c| a.merge(c.acc))
@@ -762,7 +762,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         if self.count_boards {
             let (rules, weights) = (self.rules, self.weights);
             let count = |set: &CountSet<R::Key, W::Count>| -> u64 {
-                set.iter().map(|(k, n)| weights.boards(rules, k, n)).sum()
+                set.iter().map(|(k, n)| weights.boards(rules, k, &n)).sum()
             };
             let stored: u64 = self.next.shards().par_iter().map(count).sum();
             stats.boards = Some(stored + away_boards + count(&self.ended));
@@ -799,9 +799,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         for (k, c) in self.ended.iter() {
             let to = self.ranks.owner(frontier::key_hash(&k));
             if to == self.ranks.me {
-                own.insert(k, c);
+                own.insert(k, &c);
             } else {
-                home::put_record(&mut room.mail[to], &k, c);
+                home::put_record(&mut room.mail[to], &k, &c);
             }
         }
         let record = home::mail_record::<R::Key, W::Count>();
@@ -1142,7 +1142,7 @@ fn fits_cache(len: usize, bytes: usize, threads: usize) -> bool {
 /// The bytes a position takes in a frontier's set, typically: 3 table slots in the inline
 /// layout (load 1/4 to 1/2), or its dense slot and 6 `u32` table slots (load 1/8 to 1/2).
 fn position_bytes<K: PackedKey, C: Tally>() -> usize {
-    let slot = std::mem::size_of::<Slot<K, C>>();
+    let slot = CountSet::<K, C>::SLOT_BYTES;
     if frontier::CountSet::<K, C>::INLINE {
         3 * slot
     } else {
@@ -1154,7 +1154,7 @@ fn position_bytes<K: PackedKey, C: Tally>() -> usize {
 /// layout (a table is the smallest power of two at load at most 1/2), or its dense slot and 8
 /// `u32` table slots.
 fn budget_position_bytes<K: PackedKey, C: Tally>() -> f64 {
-    let slot = std::mem::size_of::<Slot<K, C>>();
+    let slot = CountSet::<K, C>::SLOT_BYTES;
     (if CountSet::<K, C>::INLINE { 4 * slot } else { slot + 8 * 4 }) as f64
 }
 
@@ -1189,7 +1189,7 @@ mod tests {
                     search.step(&mut DepthStats::default()).unwrap();
                 }
                 let mut positions: Vec<(u64, u64)> =
-                    search.cur.shards().iter().flat_map(|s| s.iter()).map(|(k, n)| (k, *n)).collect();
+                    search.cur.shards().iter().flat_map(|s| s.iter()).map(|(k, n)| (k, n.get())).collect();
                 positions.sort_unstable();
                 positions
             })
@@ -1218,7 +1218,7 @@ mod tests {
                 for _ in 0..11 {
                     search.step(&mut DepthStats::default()).unwrap();
                     let mut positions: Vec<(u64, Counts)> =
-                        search.cur.shards().iter().flat_map(|s| s.iter()).map(|(k, n)| (k, *n)).collect();
+                        search.cur.shards().iter().flat_map(|s| s.iter()).collect();
                     positions.sort_unstable();
                     depths.push(positions);
                 }

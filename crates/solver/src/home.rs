@@ -544,8 +544,8 @@ pub(crate) fn merge<K: Pod + Eq + Send + Sync, C: Tally>(
     pool.release(&part.files);
     let mut w = RecordWriter::<K, C>::create(out, 1 << 16)?;
     for (k, n) in set.iter() {
-        w.push(&k, n)?;
-        each(k, n);
+        w.push(&k, &n)?;
+        each(k, &n);
     }
     let written = w.finish(sync)?;
     let part = Part {
@@ -578,7 +578,7 @@ pub(crate) fn write_home<K: Pod + Eq + Send + Sync, C: Tally>(
                     &mut slot.insert((path, w)).1
                 }
             };
-            w.push(&k, n)?;
+            w.push(&k, &n)?;
         }
     }
     let mut parts = Vec::new();

@@ -17,7 +17,7 @@
 //! partition lives.
 
 use bytemuck::Pod;
-use frontier::{key_hash, shard_of, Frontier, Slot, Tally};
+use frontier::{key_hash, shard_of, Frontier, Tallies, Tally};
 use state::{Counts, PackedKey, Rules};
 
 use crate::home::{Outbox, Sender, HOME};
@@ -62,13 +62,13 @@ impl<K: Copy> Record<K> {
         &self,
         rules: &R,
         weights: W,
-        parents: &[Slot<K, W::Count>],
+        parents: Tallies<'_, K, W::Count>,
     ) -> W::Count
     where
         K: PackedKey,
     {
         let tag = self.tag;
-        weights.carry(rules, parents[(tag >> 3) as usize].count(), (tag & 7) as u8)
+        weights.carry(rules, &parents.get((tag >> 3) as usize), (tag & 7) as u8)
     }
 }
 
@@ -132,12 +132,13 @@ impl<K: Copy, S: Tally> Chunk<K, S> {
         &self.buckets[s]
     }
 
-    /// The chunk's slots (what its records' parent indexes point into).
-    pub(crate) fn parents<'a, C: Tally>(&self, cur: &'a Frontier<K, C>) -> &'a [Slot<K, C>]
+    /// The counts in the chunk's slots (what its records' parent indexes point into).
+    #[inline(always)]
+    pub(crate) fn parents<'a, C: Tally>(&self, cur: &'a Frontier<K, C>) -> Tallies<'a, K, C>
     where
         K: PackedKey,
     {
-        &cur.shards()[self.shard].slots()[self.start..self.end]
+        cur.shards()[self.shard].tallies(self.start..self.end)
     }
 
     /// The chunk's positions: each one's slot index in the chunk, key and counts.
@@ -145,7 +146,7 @@ impl<K: Copy, S: Tally> Chunk<K, S> {
     pub(crate) fn positions<'a, C: Tally>(
         &self,
         cur: &'a Frontier<K, C>,
-    ) -> impl Iterator<Item = (usize, K, &'a C)> + 'a
+    ) -> impl Iterator<Item = (usize, K, C)> + 'a
     where
         K: PackedKey,
     {
@@ -172,9 +173,9 @@ pub(crate) fn add(a: &mut Counts, b: &Counts) {
 /// when the parent may fill the board ([`Rules::may_fill`]). Returns how many, or `None` when
 /// no position is left.
 #[inline(always)]
-fn next_successors<'a, R: Rules, C: Tally + 'a>(
+fn next_successors<R: Rules, C: Tally>(
     rules: &R,
-    positions: &mut impl Iterator<Item = (usize, R::Key, &'a C)>,
+    positions: &mut impl Iterator<Item = (usize, R::Key, C)>,
     succ: &mut [R::Key],
     from: &mut [u32],
 ) -> Option<usize> {
@@ -213,15 +214,15 @@ pub(crate) fn expand<R: Rules, W: Weights>(
     let mut acc = W::Sum::zero();
     let mut paths = 0u32;
     let cur_shard = &cur.shards()[c.shard];
-    let parents = &cur_shard.slots()[c.start..c.end];
+    let parents = cur_shard.tallies(c.start..c.end);
     let mut positions = cur_shard.entries(c.start..c.end);
     while let Some(m) = next_successors(rules, &mut positions, &mut succ, &mut from) {
         for (&s, &f) in succ[..m].iter().zip(&from[..m]) {
             let i = (f >> 1) as usize;
             if f & 1 != 0 && rules.is_full(s) {
-                let n = parents[i].count();
-                weights.end(&mut acc, n, &rules.hashes(s));
-                paths = paths.wrapping_add(weights.paths(n));
+                let n = parents.get(i);
+                weights.end(&mut acc, &n, &rules.hashes(s));
+                paths = paths.wrapping_add(weights.paths(&n));
                 if count_boards {
                     let (key, t) = rules.canonical(s);
                     c.full.push(Record::new(key, i, t));
@@ -682,7 +683,7 @@ pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
 /// What [`direct`] has made of a chunk so far.
 struct Expanded<'a, K: PackedKey, C: Tally, S> {
     /// The chunk's slots.
-    parents: &'a [Slot<K, C>],
+    parents: Tallies<'a, K, C>,
     /// Σ counts × hashes of the paths ended on full boards.
     acc: S,
     /// Paths ended on full boards.
@@ -716,10 +717,10 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
         let (mut len, mut kept, mut away) = (0, 0, 0);
         for (&s, &f) in succ.iter().zip(from) {
             let i = (f >> 1) as usize;
-            let n = self.parents[i].count();
+            let n = self.parents.get(i);
             if f & 1 != 0 && rules.is_full(s) {
-                weights.end(&mut self.acc, n, &rules.hashes(s));
-                self.paths = self.paths.wrapping_add(weights.paths(n));
+                weights.end(&mut self.acc, &n, &rules.hashes(s));
+                self.paths = self.paths.wrapping_add(weights.paths(&n));
                 if count_boards {
                     let (key, t) = rules.canonical(s);
                     self.full.push(Record::new(key, i, t));
@@ -728,7 +729,7 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
                 let (key, t) = rules.canonical(s);
                 let hash = frontier::key_hash(&key);
                 set.prefetch_hash(hash);
-                batch[len] = (hash, key, weights.carry(rules, n, t));
+                batch[len] = (hash, key, weights.carry(rules, &n, t));
                 if T::SPLITS {
                     // Without a branch: the index is written at the ends of both lists, and
                     // only the one it belongs to grows.
@@ -811,14 +812,14 @@ pub(crate) fn last_two<R: Rules, W: Weights>(
         for (&s, &f) in succ[..m].iter().zip(&from[..m]) {
             let i = f >> 1;
             if f & 1 != 0 && rules.is_full(s) {
-                let n = parents[i as usize].count();
-                weights.end(&mut acc, n, &rules.hashes(s));
-                paths = paths.wrapping_add(weights.paths(n));
+                let n = parents.get(i as usize);
+                weights.end(&mut acc, &n, &rules.hashes(s));
+                paths = paths.wrapping_add(weights.paths(&n));
             } else {
                 (open[pending], open_from[pending]) = (s, i);
                 pending += 1;
                 if pending == R::MANY {
-                    let count = |j: usize| *parents[open_from[j] as usize].count();
+                    let count = |j: usize| parents.get(open_from[j] as usize);
                     weights.end_successors_of_many(rules, &mut beyond, &open[..pending], count);
                     records += pending;
                     pending = 0;
@@ -826,7 +827,7 @@ pub(crate) fn last_two<R: Rules, W: Weights>(
             }
         }
     }
-    let count = |j: usize| *parents[open_from[j] as usize].count();
+    let count = |j: usize| parents.get(open_from[j] as usize);
     weights.end_successors_of_many(rules, &mut beyond, &open[..pending], count);
     records += pending;
     (c.acc, c.beyond, c.ended_paths, c.records) = (acc, beyond, paths, records);
@@ -844,10 +845,10 @@ fn last_two_totals<R: Rules, W: Weights>(
     let (mut acc, mut beyond, mut paths, mut records) = (W::Sum::zero(), W::Sum::zero(), 0u32, 0);
     for (_, k, n) in c.positions(cur) {
         let (total, open) = rules.successor_totals(k, |t| {
-            weights.end(&mut acc, n, &rules.hashes(t));
-            paths = paths.wrapping_add(weights.paths(n));
+            weights.end(&mut acc, &n, &rules.hashes(t));
+            paths = paths.wrapping_add(weights.paths(&n));
         });
-        weights.end_totals(&mut beyond, n, total);
+        weights.end_totals(&mut beyond, &n, total);
         records += open as usize;
     }
     (c.acc, c.beyond, c.ended_paths, c.records) = (acc, beyond, paths, records);
@@ -863,7 +864,7 @@ pub(crate) fn last<R: Rules, W: Weights>(
 ) {
     let mut acc = W::Sum::zero();
     for (_, k, n) in c.positions(cur) {
-        weights.end_successors(rules, &mut acc, n, k);
+        weights.end_successors(rules, &mut acc, &n, k);
     }
     c.acc = acc;
 }

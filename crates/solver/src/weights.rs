@@ -12,9 +12,11 @@
 //!   canonicalised it (each board of `c`'s orbit makes the same move into `c'`'s orbit), and
 //!   the hashes of the paths at the positions `c` are `Σ m(c)·HS(c) / |G|`, where `HS(c)` sums
 //!   the hashes of the `|G|` images of `c`. That sum is an exact multiple of `|G|` (a power of
-//!   two up to 8), so it is kept modulo 2^64 in a `u64` and divided at the end: 61 exact bits,
-//!   of which the answer keeps 30. A position costs 8 bytes of counts instead of 32, and no
-//!   permutation.
+//!   two up to 8), so it is kept modulo 2^64 in a `u64` and divided at the end. Masses are kept
+//!   modulo 2^34 ([`frontier::Count34`]), so the sum is exact modulo 2^34, and divided by up
+//!   to 8, modulo 2^31: the answer keeps 30 bits. A position costs 8 bytes of counts instead
+//!   of 32, and no permutation; with a key of at most 30 bits (boards of up to 10 cells, the
+//!   3x3 among them), key and mass share one 8-byte slot ([`frontier::CountSet::PACKED`]).
 //! * [`Cosets`], for a square board's start that some of the 8 symmetries fix but not all (a
 //!   die in a corner or on an edge: a group `H` of 2 or 4). A symmetry `h` of `H` applied to a
 //!   whole path gives another path from the start, so every path is counted `|H|` times (the
@@ -22,7 +24,7 @@
 //!   count, and one lane a coset of `H` keeps them all (4 lanes or 2 instead of 8). The sums
 //!   are `|H|` times the answer, modulo 2^32: divided at the end, 30 bits or more are exact.
 
-use frontier::Tally;
+use frontier::{Count34, Tally};
 use state::{lane_sum, mul_add, Counts, Rules, HASH_MASK};
 
 /// The most positions [`Rules::successors_of_many`] takes at once, over all rules.
@@ -311,7 +313,7 @@ impl<const L: usize> Weights for Cosets<L> {
     }
 }
 
-/// One `u64` mass a position (module docs): starts that every symmetry fixes.
+/// One mass a position, modulo 2^34 (module docs): starts that every symmetry fixes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Orbits {
     /// `log2 |G|`: the sums are `|G|` times the answer.
@@ -345,34 +347,34 @@ impl Orbits {
 }
 
 impl Weights for Orbits {
-    type Count = u64;
+    type Count = Count34;
     const SHARED_FILL: bool = true;
     const TOTALS: bool = true;
     type Sum = u64;
 
-    fn start<R: Rules>(&self, _rules: &R, _t: u8) -> u64 {
-        1
+    fn start<R: Rules>(&self, _rules: &R, _t: u8) -> Count34 {
+        Count34::new(1)
     }
 
     #[inline(always)]
-    fn carry<R: Rules>(&self, _rules: &R, n: &u64, _t: u8) -> u64 {
+    fn carry<R: Rules>(&self, _rules: &R, n: &Count34, _t: u8) -> Count34 {
         *n
     }
 
     #[inline(always)]
-    fn end(&self, sum: &mut u64, n: &u64, hashes: &Counts) {
+    fn end(&self, sum: &mut u64, n: &Count34, hashes: &Counts) {
         let all = state::lane_total(&hashes[..self.symmetries]);
-        *sum = sum.wrapping_add(n.wrapping_mul(all));
+        *sum = sum.wrapping_add(n.get().wrapping_mul(all));
     }
 
     #[inline(always)]
-    fn end_successors<R: Rules>(&self, rules: &R, sum: &mut u64, n: &u64, s: R::Key) {
+    fn end_successors<R: Rules>(&self, rules: &R, sum: &mut u64, n: &Count34, s: R::Key) {
         self.end_totals(sum, n, rules.successor_hash_total(s));
     }
 
     #[inline(always)]
-    fn end_totals(&self, sum: &mut u64, n: &u64, total: u64) {
-        *sum = sum.wrapping_add(n.wrapping_mul(total));
+    fn end_totals(&self, sum: &mut u64, n: &Count34, total: u64) {
+        *sum = sum.wrapping_add(n.get().wrapping_mul(total));
     }
 
     #[inline(always)]
@@ -381,12 +383,12 @@ impl Weights for Orbits {
         rules: &R,
         sum: &mut u64,
         keys: &[R::Key],
-        counts: impl Fn(usize) -> u64,
+        counts: impl Fn(usize) -> Count34,
     ) {
         let mut totals = [0u64; MANY_MAX];
         rules.successor_hash_totals_of_many(keys, &mut totals);
         for (j, &t) in totals[..keys.len()].iter().enumerate() {
-            *sum = sum.wrapping_add(counts(j).wrapping_mul(t));
+            *sum = sum.wrapping_add(counts(j).get().wrapping_mul(t));
         }
     }
 
@@ -395,16 +397,16 @@ impl Weights for Orbits {
     }
 
     #[inline(always)]
-    fn paths(&self, n: &u64) -> u32 {
-        *n as u32
+    fn paths(&self, n: &Count34) -> u32 {
+        n.get() as u32
     }
 
     fn answer(&self, sum: &u64) -> u32 {
         (sum >> self.shift) as u32 & HASH_MASK
     }
 
-    fn boards<R: Rules>(&self, rules: &R, c: R::Key, n: &u64) -> u64 {
-        if *n == 0 {
+    fn boards<R: Rules>(&self, rules: &R, c: R::Key, n: &Count34) -> u64 {
+        if n.get() == 0 {
             0
         } else {
             self.orbit(rules, c).0

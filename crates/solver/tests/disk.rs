@@ -318,8 +318,9 @@ fn an_unwritable_work_dir_is_an_error_naming_it() {
     let blocker = dir.join("a-file");
     std::fs::write(&blocker, "not a directory").unwrap();
     let work = blocker.join("work");
+    // A frontier past 1 KiB (2x3, depth 6), so that the run needs its work directory.
     let (code, out, err) =
-        solver(&["--memory-limit", "1K", "--work-dir", work.to_str().unwrap()], "4\n0 0\n0 0\n");
+        solver(&["--memory-limit", "1K", "--work-dir", work.to_str().unwrap()], "6\n0 0 0\n0 0 0\n");
     assert!(code != 0 && out.is_empty(), "{err}");
     assert!(err.contains(work.to_str().unwrap()), "{err}");
     assert_eq!(entries(dir), vec!["a-file".to_string()]);

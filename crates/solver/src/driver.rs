@@ -15,12 +15,9 @@
 //! 3. **Merge.** Each partition on disk is merged into a set (one a worker), counted, and
 //!    written as one file of distinct positions.
 //!
-//! Within a source, a depth runs one of four ways, all with the same results:
+//! Within a source, a depth runs one of three ways, all with the same results:
 //! * **direct** (one thread, or a frontier too small to share out, [`PARALLEL_MIN`]): each
 //!   successor goes straight into one set, its slot prefetched a batch ahead;
-//! * **shared** (several threads, positions with one count, keys of one atomic word, the whole
-//!   frontier in memory): every thread runs `direct` into one lock-free
-//!   [`frontier::SharedSet`];
 //! * **owned** (several threads, any key and counts, the whole frontier in memory): the next
 //!   set has a shard a thread, which only that thread fills; every thread runs `direct`,
 //!   inserting its own shard's successors and posting the others' to their owners a block at
@@ -33,8 +30,7 @@
 //! hashes of its successors ([`Weights::end_successors`]); where those sums are cheap
 //! ([`Weights::cheap_successor_sums`]), the last two depths are one pass. Chunks, shards and
 //! partitions depend only on the data, and wrapping sums commute, so the answer (and every
-//! statistic) is the same for any number of threads and wherever the partitions live (a
-//! shared fill's table order may depend on the threads' timing; no result does).
+//! statistic) is the same for any number of threads and wherever the partitions live.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -188,12 +184,9 @@ type PerWorker<T> = Vec<Lined<Mutex<T>>>;
 #[derive(Clone, Copy, Debug)]
 struct Mode {
     parallel: bool,
-    shared: bool,
     owned: bool,
     shard_bits: u32,
     threads: usize,
-    /// Keys expected in each shard of the next memory home.
-    expect: usize,
     /// With several ranks: records of mail a rank holds before it exchanges them.
     mail: usize,
 }
@@ -618,14 +611,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
 
     /// True when the current depth is worth spreading over the thread pool.
     fn parallel(&self) -> bool {
-        let min = if Self::SHARED { PARALLEL_MIN_SHARED } else { PARALLEL_MIN };
-        self.depth_states() >= min as u64 && rayon::current_num_threads() > 1
+        self.depth_states() >= PARALLEL_MIN as u64 && rayon::current_num_threads() > 1
     }
-
-    /// True when a parallel depth has every thread fill one shared set: positions with one
-    /// mass ([`Weights::SHARED_FILL`]) in sets the threads can share (keys of one atomic word,
-    /// up to 21 cells). Else it goes through records and shards.
-    const SHARED: bool = W::SHARED_FILL && CountSet::<R::Key, W::Count>::SHAREABLE;
 
     /// The last depth: every position's successors end their paths.
     fn last_depth(&mut self) -> Result<W::Sum> {
@@ -692,16 +679,12 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let remote = self.ranks.n > 1;
         // One source into a next frontier wholly in memory: the in-memory engine as it is.
         let single = !plan.spills() && self.away.is_empty() && !remote;
-        // Threads fill one set at once where the counts are one word and the keys one atomic
-        // word (each successor is written once, into its slot); else, with the whole frontier
-        // in memory, each thread fills a shard of its own (owned); else records go through
-        // shards, a block at a time. A shared fill that overflows is redone: only where the
-        // depth has one source.
-        let shared = parallel && single && Self::SHARED;
-        let owned = parallel && single && !shared;
+        // With the whole frontier in memory, each thread fills a shard of its own (owned);
+        // else records go through shards, a block at a time.
+        let owned = parallel && single;
         let shard_bits = if owned {
             threads.next_power_of_two().trailing_zeros()
-        } else if parallel && !shared {
+        } else if parallel {
             shard_bits_for(total, position, threads)
         } else {
             0
@@ -710,12 +693,10 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let expect =
             (total as f64 * self.growth * 1.2 * resident / (1u64 << shard_bits) as f64) as usize + 16;
         let mail = self.budget.mail_bytes() / home::mail_record::<R::Key, W::Count>();
-        let mode = Mode { parallel, shared, owned, shard_bits, threads, expect, mail };
+        let mode = Mode { parallel, owned, shard_bits, threads, mail };
         self.next.resize_shards(shard_bits);
-        // The one large set of a shared fill is cleared by all threads; shards by one each.
-        for_each_mut(parallel, self.next.shards_mut(), |_, s| {
-            s.reset_with(shard_bits, expect, &PoolZeroer(shared))
-        });
+        // Each shard cleared by one thread.
+        for_each_mut(parallel, self.next.shards_mut(), |_, s| s.reset(shard_bits, expect));
         let pool = if plan.spills() { Some(self.storage.pool()?) } else { None };
         let outbox = (plan.spills() || remote).then(|| Outbox::new(plan, pool, self.ranks));
         let (mut ended, mut records) = (W::Sum::zero(), 0usize);
@@ -877,7 +858,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         outbox: Option<&Outbox<R::Key, W::Count>>,
         ended_paths: &mut u32,
     ) -> (W::Sum, usize) {
-        let Mode { parallel, shared, owned, shard_bits, threads, expect, mail } = *mode;
+        let Mode { parallel, owned, shard_bits, threads, mail } = *mode;
         let (cluster, remote) = (self.cluster, self.ranks.n > 1);
         let count_boards = self.count_boards;
         self.plan_chunks(1);
@@ -898,39 +879,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             self.batches.resize_with(threads, Default::default);
         }
         let batches = &self.batches;
-        if shared {
-            // Every thread expands chunks straight into the one next set, as on one thread.
-            let mut room = expect;
-            loop {
-                let t0 = Instant::now();
-                let chunks = &mut self.chunks;
-                let filled = next.shard_mut(0).fill_shared(|shared| {
-                    chunks.par_iter_mut().for_each_init(
-                        || shared.claim(),
-                        |claim, c| {
-                            if !shared.overflowed() {
-                                // Each worker its own batch: the lock is never contended.
-                                let mine = rayon::current_thread_index().unwrap_or(0) % batches.len();
-                                let batch = &mut *batches[mine].lock().unwrap_or_else(|e| e.into_inner());
-                                c.records =
-                                    dispatch::direct(rules, weights, cur, c, claim, batch, count_boards);
-                            }
-                        },
-                    )
-                });
-                self.phase_seconds[0] += t0.elapsed().as_secs_f64();
-                if filled.is_ok() {
-                    break;
-                }
-                // The estimate fell short: again, with twice the room.
-                room *= 2;
-                next.shard_mut(0).clear_for(room);
-            }
-            for c in self.chunks.iter() {
-                records += c.records;
-                gather(c, &mut self.ended);
-            }
-        } else if owned {
+        if owned {
             // Every thread expands chunks straight into the shards it owns, and posts the
             // successors of the others' shards to them (see [`Owned`]).
             let t0 = Instant::now();
@@ -1080,10 +1029,6 @@ const PEAK_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
 /// die gain (figures in benches/RESULTS.md).
 const PARALLEL_MIN: usize = 1 << 14;
 
-/// [`PARALLEL_MIN`] where threads fill one shared set ([`Search::SHARED`]), which costs
-/// little more than one thread's pass: it pays from smaller frontiers.
-const PARALLEL_MIN_SHARED: usize = 1 << 13;
-
 /// Calls `f(index, item)` on every item: on the thread pool when `parallel` and there is more
 /// than one item, else on the calling thread, in order.
 fn for_each_mut<T: Send>(parallel: bool, items: &mut [T], f: impl Fn(usize, &mut T) + Sync + Send) {
@@ -1091,28 +1036,6 @@ fn for_each_mut<T: Send>(parallel: bool, items: &mut [T], f: impl Fn(usize, &mut
         items.iter_mut().enumerate().for_each(|(i, t)| f(i, t));
     } else {
         items.par_iter_mut().enumerate().for_each(|(i, t)| f(i, t));
-    }
-}
-
-/// Clears a set's table and pre-faults its fresh pages on the thread pool when `.0`, else on
-/// the calling thread.
-struct PoolZeroer(bool);
-
-impl frontier::Zeroer for PoolZeroer {
-    fn zero<T: Copy + Send + Sync>(&self, items: &mut [T], zero: T) {
-        if self.0 {
-            items.par_chunks_mut((256 << 10) / std::mem::size_of::<T>().max(1)).for_each(|s| s.fill(zero));
-        } else {
-            items.fill(zero);
-        }
-    }
-
-    fn each_piece(&self, pieces: usize, f: &(dyn Fn(usize) + Sync)) {
-        if self.0 && pieces > 1 {
-            (0..pieces).into_par_iter().for_each(f);
-        } else {
-            (0..pieces).for_each(f);
-        }
     }
 }
 
@@ -1167,67 +1090,54 @@ mod tests {
     use crate::weights::{Lanes, Orbits};
     use state::{Grid, Level, Shape};
 
-    /// A shared fill whose room was estimated far too small overflows, and the depth is done
-    /// again with more room: the frontiers still match a search whose estimates were right.
-    #[test]
-    fn a_shared_fill_that_overflows_is_redone() {
-        let rules = Grid::<u64>::new(Shape::new(4, 4).unwrap(), Level::Portable);
-        let start = rules.pack(&[0; 16]);
-        let orbits = Orbits::of(&rules, start).expect("the empty board is symmetric");
-        let frontier = |underestimate: bool| {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-            pool.install(|| {
-                let mut search =
-                    Search::new(&rules, orbits, Budget::new(None), Storage::default(), &crate::cluster::Solo);
-                let (c, t) = rules.canonical(start);
-                search.cur.reset(0, 1);
-                search.cur.shard_mut(0).insert(c, &orbits.start(&rules, t));
-                for _ in 0..13 {
-                    if underestimate {
-                        search.growth = 1e-3;
-                    }
-                    search.step(&mut DepthStats::default()).unwrap();
-                }
-                let mut positions: Vec<(u64, u64)> =
-                    search.cur.shards().iter().flat_map(|s| s.iter()).map(|(k, n)| (k, n.get())).collect();
-                positions.sort_unstable();
-                positions
-            })
-        };
-        let (right, wrong) = (frontier(false), frontier(true));
-        assert!(right.len() >= 1 << 18, "depth 13 is past the shared-fill threshold");
-        assert_eq!(right, wrong);
-    }
-
-    /// An owned fill (8 lanes, which no shared fill takes) gives, depth by depth, the frontier
-    /// that one thread makes: on two threads (a shard each) and on three (four shards: one
-    /// thread owns two).
-    #[test]
-    fn owned_fills_match_one_thread() {
-        let rules = Grid::<u64>::new(Shape::new(4, 4).unwrap(), Level::Portable);
-        let start = rules.pack(&[0; 16]);
+    /// An owned fill gives, depth by depth, the frontier that one thread makes: on two threads
+    /// (a shard each) and on three (four shards: one thread owns two), over `depths` depths
+    /// from `cells`. Positions compare as the bytes of their keys and counts.
+    fn owned_fills_match_one_thread<R: Rules, W: Weights>(
+        rules: &R,
+        weights: W,
+        cells: &[u8],
+        depths: usize,
+    ) {
+        let start = rules.pack(cells);
         let frontiers = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| {
                 let mut search =
-                    Search::new(&rules, Lanes, Budget::new(None), Storage::default(), &crate::cluster::Solo);
+                    Search::new(rules, weights, Budget::new(None), Storage::default(), &crate::cluster::Solo);
                 let (c, t) = rules.canonical(start);
                 search.cur.reset(0, 1);
-                search.cur.shard_mut(0).insert(c, &Lanes.start(&rules, t));
-                let mut depths = Vec::new();
-                for _ in 0..11 {
+                search.cur.shard_mut(0).insert(c, &weights.start(rules, t));
+                let mut frontiers = Vec::new();
+                for _ in 0..depths {
                     search.step(&mut DepthStats::default()).unwrap();
-                    let mut positions: Vec<(u64, Counts)> =
-                        search.cur.shards().iter().flat_map(|s| s.iter()).collect();
+                    let mut positions: Vec<Vec<u8>> = search
+                        .cur
+                        .shards()
+                        .iter()
+                        .flat_map(|s| s.iter())
+                        .map(|(k, n)| [bytemuck::bytes_of(&k), bytemuck::bytes_of(&n)].concat())
+                        .collect();
                     positions.sort_unstable();
-                    depths.push(positions);
+                    frontiers.push(positions);
                 }
-                depths
+                frontiers
             })
         };
         let one = frontiers(1);
         assert!(one.iter().any(|f| f.len() >= 4 * PARALLEL_MIN), "no depth is parallel on two threads");
         assert!(one == frontiers(2), "two threads");
         assert!(one == frontiers(3), "three threads");
+    }
+
+    /// 8 lanes in the dense layout, and orbit masses in packed slots (the 3x3's).
+    #[test]
+    fn owned_fills_match_one_thread_for_lanes_and_masses() {
+        let grid = Grid::<u64>::new(Shape::new(4, 4).unwrap(), Level::Portable);
+        owned_fills_match_one_thread(&grid, Lanes, &[0; 16], 11);
+        let ring = state::Ring3::new(state::canon::Portable);
+        let empty = ring.pack(&[0; 9]);
+        const { assert!(CountSet::<u32, frontier::Count34>::PACKED) };
+        owned_fills_match_one_thread(&ring, Orbits::of(&ring, empty).expect("symmetric"), &[0; 9], 26);
     }
 }

@@ -2,8 +2,8 @@
 //! set's slots) and a sink for what they produce, generic over the rules and the weights.
 //!
 //! * [`direct`]: successors canonicalised, hashed, their slots prefetched, and inserted in
-//!   batches into a [`Sink`]: the next frontier's one set, a thread's claim on a shared one, a
-//!   thread's [`Owned`] shards of one set (and its post to the other threads'), or a
+//!   batches into a [`Sink`]: the next frontier's one set, a thread's [`Owned`] shards of one
+//!   set (and its post to the other threads'), or a
 //!   [`Routed`] sink that sends the successors of partitions kept elsewhere to their
 //!   [`Outbox`](crate::home::Outbox).
 //! * [`expand`] then [`insert`]: successors as records (canonical key and parent tag) bucketed by
@@ -237,9 +237,8 @@ pub(crate) fn expand<R: Rules, W: Weights>(
     c.ended_paths = paths;
 }
 
-/// Where [`direct`] puts the successors it keeps: the next frontier's only set (one thread),
-/// one thread's [`Claim`](frontier::Claim) on it while all threads fill it at once, a thread's
-/// [`Owned`] shards, or a [`Routed`] split between the memory home and the outbox.
+/// Where [`direct`] puts the successors it keeps: the next frontier's only set (one thread), a
+/// thread's [`Owned`] shards, or a [`Routed`] split between the memory home and the outbox.
 pub(crate) trait Sink<K, C> {
     /// True when the sink keeps only the successors [`Sink::keeps`] says it does: the others
     /// come to [`Sink::insert`] apart, to be passed on.
@@ -258,9 +257,8 @@ pub(crate) trait Sink<K, C> {
 
     /// Inserts a batch of (hash, key, counts) whose slots were prefetched. A sink that
     /// [`Sink::SPLITS`] inserts only the items `kept` (indices into `batch`) and passes on the
-    /// items `away`; the others insert the whole batch (and are given no indices). False when
-    /// the set turned out too small (the depth is then done again with more room).
-    fn insert(&mut self, batch: &[(u64, K, C)], kept: &[u32], away: &[u32]) -> bool;
+    /// items `away`; the others insert the whole batch (and are given no indices).
+    fn insert(&mut self, batch: &[(u64, K, C)], kept: &[u32], away: &[u32]);
 }
 
 impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::CountSet<K, C> {
@@ -270,9 +268,8 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::CountSet<K, C> {
     }
 
     #[inline(always)]
-    fn insert(&mut self, batch: &[(u64, K, C)], _: &[u32], _: &[u32]) -> bool {
+    fn insert(&mut self, batch: &[(u64, K, C)], _: &[u32], _: &[u32]) {
         self.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
-        true
     }
 }
 
@@ -290,20 +287,8 @@ impl<K, C, S: Sink<K, C>> Sink<K, C> for &mut S {
     }
 
     #[inline(always)]
-    fn insert(&mut self, batch: &[(u64, K, C)], kept: &[u32], away: &[u32]) -> bool {
+    fn insert(&mut self, batch: &[(u64, K, C)], kept: &[u32], away: &[u32]) {
         (**self).insert(batch, kept, away)
-    }
-}
-
-impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::Claim<'_, '_, K, C> {
-    #[inline(always)]
-    fn prefetch_hash(&self, hash: u64) {
-        frontier::Claim::prefetch_hash(self, hash);
-    }
-
-    #[inline(always)]
-    fn insert(&mut self, batch: &[(u64, K, C)], _: &[u32], _: &[u32]) -> bool {
-        self.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2)
     }
 }
 
@@ -329,7 +314,7 @@ impl<K: PackedKey, C: Tally, S: Sink<K, C>> Sink<K, C> for Routed<'_, '_, K, C, 
     }
 
     #[inline(always)]
-    fn insert(&mut self, batch: &[(u64, K, C)], _: &[u32], _: &[u32]) -> bool {
+    fn insert(&mut self, batch: &[(u64, K, C)], _: &[u32], _: &[u32]) {
         let kept = self.split.route(&mut self.sender, batch.iter().copied());
         self.set.insert(kept, &[], &[])
     }
@@ -594,7 +579,7 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for Owned<'_, '_, K, C> {
     }
 
     #[inline(always)]
-    fn insert(&mut self, batch: &[(u64, K, C)], kept: &[u32], away: &[u32]) -> bool {
+    fn insert(&mut self, batch: &[(u64, K, C)], kept: &[u32], away: &[u32]) {
         let item = |&j: &u32| &batch[j as usize];
         if let [set] = &mut self.mine[..] {
             set.insert_prefetched(kept, |j| item(j).0, |j| item(j).1, |j| item(j).2);
@@ -618,7 +603,6 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for Owned<'_, '_, K, C> {
         }
         self.receive();
         self.update_views();
-        true
     }
 }
 
@@ -667,11 +651,7 @@ pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
     while let Some(n) = next_successors(rules, &mut positions, &mut succ[m..], &mut from[m..]) {
         m += n;
         if m >= DIRECT_BATCH {
-            if !out.flush(rules, weights, &succ[..m], &from[..m], set, batch, &mut picks, count_boards) {
-                // A shared set that ran out of room: the depth is redone.
-                c.full = out.full;
-                return out.records;
-            }
+            out.flush(rules, weights, &succ[..m], &from[..m], set, batch, &mut picks, count_boards);
             m = 0;
         }
     }
@@ -697,8 +677,7 @@ struct Expanded<'a, K: PackedKey, C: Tally, S> {
 impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
     /// Handles the successors in `succ` (successor j from parent `from[j] >> 1`, which may
     /// fill the board when bit 0 is set): the full ones end their paths, the others are
-    /// canonicalised, their slots prefetched, and then inserted. False when a shared set ran
-    /// out of room.
+    /// canonicalised, their slots prefetched, and then inserted.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn flush<R: Rules<Key = K>, W: Weights<Count = C, Sum = S>, T: Sink<K, C>>(
@@ -711,7 +690,7 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
         batch: &mut Batch<K, C>,
         picks: &mut [u32; SUCCESSORS],
         count_boards: bool,
-    ) -> bool {
+    ) {
         // With a sink that splits them: the indices of the successors it keeps from the front
         // of `picks`, of those it passes on from the back.
         let (mut len, mut kept, mut away) = (0, 0, 0);

@@ -27,7 +27,7 @@ pub struct DepthStats {
     /// Of which expanding the previous frontier (generating and canonicalising successors).
     pub expand_seconds: f64,
     /// Of which inserting records into the new frontier (0 on depths whose expansion inserts
-    /// each successor itself: direct, shared and owned).
+    /// each successor itself: direct and owned).
     pub insert_seconds: f64,
     /// Peak resident memory of the process so far, in bytes (Linux; 0 elsewhere), as last read:
     /// the driver reads it only after depths long enough for it to have moved, and not after

@@ -35,11 +35,6 @@ pub(crate) const MANY_MAX: usize = 16;
 pub(crate) trait Weights: Copy + Send + Sync {
     /// The counts stored with a position.
     type Count: Tally;
-    /// True when threads filling one set at once ([`frontier::SharedSet`], one atomic
-    /// addition a successor) beats records and shards. False for 8 lanes: 8 locked additions
-    /// a successor cost more (random 5x5 to depth 8, 2 threads: 397 ms against 355 ms with
-    /// shards), and lanes are kept in the dense layout, which cannot be shared.
-    const SHARED_FILL: bool;
     /// A running sum of ended paths' hashes.
     type Sum: Tally;
 
@@ -106,7 +101,6 @@ pub(crate) struct Lanes;
 
 impl Weights for Lanes {
     type Count = Counts;
-    const SHARED_FILL: bool = false;
     const TOTALS: bool = false;
     type Sum = Counts;
 
@@ -266,8 +260,6 @@ fn asymmetric<R: Rules>(rules: &R) -> Option<R::Key> {
 
 impl<const L: usize> Weights for Cosets<L> {
     type Count = [u32; L];
-    /// One atomic addition a lane: shared where the lanes fit one word (2 lanes).
-    const SHARED_FILL: bool = L <= 2;
     const TOTALS: bool = false;
     type Sum = Counts;
 
@@ -348,7 +340,6 @@ impl Orbits {
 
 impl Weights for Orbits {
     type Count = Count34;
-    const SHARED_FILL: bool = true;
     const TOTALS: bool = true;
     type Sum = u64;
 

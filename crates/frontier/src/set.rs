@@ -83,16 +83,18 @@ pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
 ///   [`Tally::PACK_BITS`] bits: [`crate::Count34`]): as inline, but a slot is one 64-bit
 ///   word, the key (bits inverted) in its low bits and the count above them, so that an
 ///   insert is one addition to the word. A key out of range panics when inserted.
-/// * **inline** (counts of at most 8 bytes: one `u64`): the table is a power-of-two array of
-///   slots, each a key and its counts side by side, probed linearly at load at most 1/2. An
-///   insert touches one slot (one cache line, mostly), whose address follows from the key's
-///   hash alone, so it can be prefetched. An all-zero slot is empty: a fresh map is an empty
-///   table, and an empty slot's counts are zero already, so a new key and a present one are
-///   merged the same way.
-/// * **dense** (larger counts: lanes): the slots are dense, in insertion order, and the table
-///   is a power-of-two array of `u32` element numbers (0: empty), probed linearly at load at
-///   most 1/2 (1/4 past 2^16 slots, where a collision is a cache miss). Large slots would make an inline table several times larger than the keys it
-///   holds, and clearing it between depths would cost more than the second cache miss (the
+/// * **inline** (counts of at most 8 bytes in a slot whose size is a power of two, so that no
+///   slot straddles two cache lines; not a `u32` key beside two `u32` lanes, 12 bytes): the
+///   table is a power-of-two array of slots, each a key and its counts side by side, probed
+///   linearly at load at most 1/2. An insert touches one slot (one cache line), whose address
+///   follows from the key's hash alone, so it can be prefetched. An all-zero slot is empty: a
+///   fresh map is an empty table, and an empty slot's counts are zero already, so a new key
+///   and a present one are merged the same way.
+/// * **dense** (larger counts, lanes, or slots of other sizes): the slots are dense, in
+///   insertion order, and the table is a power-of-two array of `u32` element numbers (0:
+///   empty), probed linearly at load at most 1/2 (1/4 past 2^16 slots, where a collision is a
+///   cache miss). Large slots would make an inline table several times larger than the keys
+///   it holds, and clearing it between depths would cost more than the second cache miss (the
 ///   key's element after its table slot) saves. Element 0 is the probe's sentinel: an insert
 ///   writes its key there first, so an empty slot and the key's own slot end the probe on one
 ///   comparison.
@@ -124,9 +126,11 @@ pub struct CountSet<K: Pod + Eq, C: Tally> {
 }
 
 impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
-    /// True when keys and counts share the table's slots (counts of at most 8 bytes), false
-    /// when the slots are dense behind a table of element numbers (see [`CountSet`]).
-    pub const INLINE: bool = std::mem::size_of::<C>() <= 8;
+    /// True when keys and counts share the table's slots (counts of at most 8 bytes, in a
+    /// slot whose size is a power of two), false when the slots are dense behind a table of
+    /// element numbers (see [`CountSet`]).
+    pub const INLINE: bool =
+        std::mem::size_of::<C>() <= 8 && std::mem::size_of::<Slot<K, C>>().is_power_of_two();
 
     /// True when each key and its count share one 64-bit word (4-byte keys, 8-byte counts
     /// that need [`Tally::PACK_BITS`] bits): a form of the inline layout (see [`CountSet`]).
@@ -874,10 +878,14 @@ mod tests {
 
     #[test]
     fn slots_hold_every_key_once_in_every_layout() {
+        slots_hold_every_key_once([1; 1], |c| c[0].into());
         slots_hold_every_key_once([1; 2], |c| c[1].into());
         slots_hold_every_key_once([1; 5], |c| c[4].into());
         slots_hold_every_key_once(Count34::new(1), Count34::get);
         const { assert!(CountSet::<u32, Count34>::PACKED && !CountSet::<u32, [u32; 2]>::PACKED) };
+        // Inline for one lane; dense for two beside a `u32` key (a 12-byte slot).
+        const { assert!(CountSet::<u32, [u32; 1]>::INLINE && !CountSet::<u32, [u32; 2]>::INLINE) };
+        const { assert!(CountSet::<u64, [u32; 2]>::INLINE) };
     }
 
     #[test]

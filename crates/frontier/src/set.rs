@@ -99,8 +99,8 @@ pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
 ///   writes its key there first, so an empty slot and the key's own slot end the probe on one
 ///   comparison.
 ///
-/// In all three, the key is stored with its bits inverted (see `Slot`): the key with all bits
-/// set cannot be stored (inserting it panics).
+/// In all three, the key is stored with its bits inverted, so that an all-zero slot is an
+/// empty one: the key with all bits set cannot be stored (inserting it panics).
 /// * Which slot a key lands in is decided by the bits below the top `shift` bits of its hash;
 ///   the top bits are left to choose the shard (see [`crate::Frontier`]).
 /// * The keys are read back in slot order ([`CountSet::iter`], or [`CountSet::entries`] by
@@ -129,11 +129,12 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// True when keys and counts share the table's slots (counts of at most 8 bytes, in a
     /// slot whose size is a power of two), false when the slots are dense behind a table of
     /// element numbers (see [`CountSet`]).
-    pub const INLINE: bool =
-        std::mem::size_of::<C>() <= 8 && std::mem::size_of::<Slot<K, C>>().is_power_of_two();
+    pub const INLINE: bool = Self::PACKED
+        || (std::mem::size_of::<C>() <= 8 && std::mem::size_of::<Slot<K, C>>().is_power_of_two());
 
     /// True when each key and its count share one 64-bit word (4-byte keys, 8-byte counts
-    /// that need [`Tally::PACK_BITS`] bits): a form of the inline layout (see [`CountSet`]).
+    /// that need [`Tally::PACK_BITS`] bits): a form of the inline layout ([`CountSet::INLINE`]
+    /// holds too; see [`CountSet`]).
     pub const PACKED: bool =
         C::PACK_BITS > 0 && std::mem::size_of::<K>() == 4 && std::mem::size_of::<C>() == 8;
 
@@ -144,8 +145,8 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// Packed: the key bits of a word.
     pub(crate) const KEY_MASK: u64 = (1 << Self::KEY_BITS) - 1;
 
-    /// Bytes a table slot takes (a slot, or in the dense layout an element and its share of
-    /// the index): what a memory estimate counts a key at, before the load factor.
+    /// Bytes a slot takes (a word in the packed layout; in the dense one, an element, without
+    /// the index's `u32`s): what a memory estimate counts a key at.
     pub const SLOT_BYTES: usize = if Self::PACKED { 8 } else { std::mem::size_of::<Slot<K, C>>() };
 
     /// Packed: the word bits of `key` (inverted, so that no key's word is zero).
@@ -175,7 +176,8 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         (Self::packed_key(key), Self::packed_count(count))
     }
 
-    /// Packed: the key and count of a word that is not zero.
+    /// Packed: the key and count of a word (of an empty word, zero counts and a key that
+    /// means nothing).
     #[inline(always)]
     fn unpack(word: u64) -> (K, C) {
         (
@@ -319,7 +321,8 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     }
 
     /// Where a key's table slot is, as a plain value: the one place that knows which array
-    /// holds the slots (the slots themselves, or the dense layout's element numbers). Other
+    /// holds the slots (the slots themselves, the packed layout's words, or the dense layout's
+    /// element numbers). Other
     /// threads may prefetch through it while this set is filled behind a lock (a set that
     /// grows moves its table: a prefetch through an old view is then wasted, never wrong).
     #[inline(always)]
@@ -895,8 +898,8 @@ mod tests {
         let mut x = 1u64;
         for i in 0..50_000u64 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let k = (x >> 50) as u32; // many repeats
-                                      // Counts above 2^34 too: only their low 34 bits count.
+            // Many repeats, and counts above 2^34 too: only their low 34 bits count.
+            let k = (x >> 50) as u32;
             let add = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
             set.insert(k, &Count34::new(add));
             let e = map.entry(k).or_insert(0);
@@ -922,6 +925,14 @@ mod tests {
     fn a_packed_set_refuses_a_key_above_its_bits() {
         let mut set = CountSet::<u32, Count34>::new(0);
         set.insert(1 << 30, &Count34::new(1));
+    }
+
+    /// The largest 30-bit key would be stored as zero bits: an empty word.
+    #[test]
+    #[should_panic(expected = "below 2^30 - 1")]
+    fn a_packed_set_refuses_the_key_whose_bits_are_all_ones() {
+        let mut set = CountSet::<u32, Count34>::new(0);
+        set.insert((1 << 30) - 1, &Count34::new(1));
     }
 
     #[test]

@@ -139,7 +139,10 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         let (len, shift, bits, capacity) = (self.len, self.shift, self.bits, self.capacity());
         let (slots, words) = self.table_mut();
         // What `Claim::insert_packed`'s atomic words rest on (maps are page-aligned).
-        assert!(words.as_ptr().cast::<AtomicU64>().is_aligned(), "packed tables are aligned for AtomicU64");
+        assert!(
+            !Self::PACKED || words.as_ptr().cast::<AtomicU64>().is_aligned(),
+            "packed tables are aligned for AtomicU64"
+        );
         let shared = SharedSet {
             slots: slots.as_mut_ptr(),
             words: words.as_mut_ptr(),
@@ -242,8 +245,10 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Claim<'_, '_, K, C> {
             let k = stored(key(item));
             for i in set.probe(hash(item)) {
                 let slot = set.slots.wrapping_add(i);
-                // SAFETY: `i < capacity` (`probe`): a slot of the table, whose keys are only
-                // accessed atomically while it is shared (the module's protocol).
+                // SAFETY: `i < capacity` (`probe`): a slot of the table, its key aligned for its
+                // atomic type (a set that is not packed, as here, is shared only when
+                // `atomic_layout` says so), whose keys are only accessed atomically while it is
+                // shared (the module's protocol).
                 let mut here = unsafe { load_key(std::ptr::addr_of_mut!((*slot).stored)) };
                 if here == empty {
                     // SAFETY: as above.
@@ -256,8 +261,9 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Claim<'_, '_, K, C> {
                 if here == k {
                     // SAFETY: `slot` is in the table (above); its counts are only merged
                     // through `merge_shared` while the set is shared, and are aligned to
-                    // `C::SHARED_ALIGN` (the set is shared only when `SHAREABLE`, whose
-                    // `atomic_layout` checks the slot's alignment and the counts' offset).
+                    // `C::SHARED_ALIGN` (the set is shared only when `SHAREABLE`, which for a
+                    // set that is not packed, as here, is `atomic_layout`'s check of the slot's
+                    // alignment and the counts' offset).
                     unsafe { C::merge_shared(std::ptr::addr_of_mut!((*slot).count), counts(item)) };
                     continue 'items;
                 }
@@ -484,8 +490,10 @@ mod tests {
         const U64_ALIGNED: bool = std::mem::align_of::<u64>() == std::mem::align_of::<AtomicU64>();
         const { assert!(CountSet::<u32, u64>::SHAREABLE == U64_ALIGNED) };
         const { assert!(CountSet::<u64, u64>::SHAREABLE == U64_ALIGNED) };
-        // On x86-64 they do share: the solver fills 3x3 depths (`u32` keys, `u64` counts) so.
+        // On x86-64 they do share.
         const { assert!(U64_ALIGNED || !cfg!(target_arch = "x86_64")) };
+        // A packed set shares on every target (its words are page-aligned arrays of `u64`).
+        const { assert!(CountSet::<u32, Count34>::INLINE && CountSet::<u32, Count34>::SHAREABLE) };
     }
 
     /// Counts of 8 bytes aligned to 4 whose shared merge is one `AtomicU64`: what `u64` is
@@ -519,6 +527,7 @@ mod tests {
         // is dense, and could not be shared anyway).
         const { assert!(std::mem::offset_of!(Slot<u32, Split>, count) == 4) };
         const { assert!(!CountSet::<u32, Split>::INLINE && !CountSet::<u32, Split>::SHAREABLE) };
+        const { assert!(!atomic_layout::<u32, Split>()) };
         // After an 8-byte key aligned for `AtomicU64` (where `u64` is), they are aligned for
         // it too.
         const U64_ALIGNED: bool = std::mem::align_of::<u64>() == std::mem::align_of::<AtomicU64>();
@@ -570,14 +579,18 @@ mod tests {
 
     #[test]
     fn a_full_table_fails_instead_of_probing_forever() {
-        let mut set = CountSet::<u32, u64>::new(0);
-        set.clear_for(4); // 16 slots
-        let items: Vec<u32> = (0..64).collect();
-        let out = set.fill_shared(|shared| {
-            // Claims that never report (fewer than a block each) cannot see the limit: the
-            // probe does.
-            items.chunks(8).all(|part| shared.claim().insert_prefetched(part, key_hash, |&k| k, |_| 1))
-        });
-        assert_eq!(out, Err(Overflow));
+        fn overfill<C: Tally>(one: C) {
+            let mut set = CountSet::<u32, C>::new(0);
+            set.clear_for(4); // 16 slots
+            let items: Vec<u32> = (0..64).collect();
+            let out = set.fill_shared(|shared| {
+                // Claims that never report (fewer than a block each) cannot see the limit: the
+                // probe does.
+                items.chunks(8).all(|part| shared.claim().insert_prefetched(part, key_hash, |&k| k, |_| one))
+            });
+            assert_eq!(out, Err(Overflow));
+        }
+        overfill(1u64);
+        overfill(Count34::new(1));
     }
 }

@@ -3,9 +3,8 @@
 //!
 //! * [`direct`]: successors canonicalised, hashed, their slots prefetched, and inserted in
 //!   batches into a [`Sink`]: the next frontier's one set, a thread's [`Owned`] shards of one
-//!   set (and its post to the other threads'), or a
-//!   [`Routed`] sink that sends the successors of partitions kept elsewhere to their
-//!   [`Outbox`](crate::home::Outbox).
+//!   set (and its post to the other threads'), or a [`Routed`] sink that sends the successors
+//!   of partitions kept elsewhere to their [`Outbox`](crate::home::Outbox).
 //! * [`expand`] then [`insert`]: successors as records (canonical key and parent tag) bucketed by
 //!   the next frontier's shard, then each shard filled from every chunk's bucket (or, for
 //!   partitions kept elsewhere, their records sent to the outbox with their counts).

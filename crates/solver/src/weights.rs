@@ -396,12 +396,10 @@ impl Weights for Orbits {
         (sum >> self.shift) as u32 & HASH_MASK
     }
 
-    fn boards<R: Rules>(&self, rules: &R, c: R::Key, n: &Count34) -> u64 {
-        if n.get() == 0 {
-            0
-        } else {
-            self.orbit(rules, c).0
-        }
+    /// Every board of a stored position's orbit: each is reached (a mass that wrapped to zero
+    /// modulo 2^34 still counts paths).
+    fn boards<R: Rules>(&self, rules: &R, c: R::Key, _n: &Count34) -> u64 {
+        self.orbit(rules, c).0
     }
 }
 

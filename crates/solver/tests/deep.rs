@@ -2,7 +2,7 @@
 //! (`cargo test --release -p solver --test deep -- --ignored`).
 //!
 //! Every depth of long 3x3 games against the plain reference, and the paths that only deep
-//! searches reach (many shards, the shared fill, partitions on disk, several threads) against
+//! searches reach (many shards, owned fills, partitions on disk, several threads) against
 //! each other, depth by depth, on 3x3 to depth 40 and on 4x4.
 
 use solver::{solve, Board, Level, Options, Shape};

@@ -204,7 +204,7 @@ fn all_depths_match_separate_runs() {
 /// Frontiers past the parallel threshold: one thread inserts straight into one set, several
 /// each into a shard of its own, posting the others' successors to them (owned). All must
 /// agree at every depth, in every statistic, for starts with and without symmetry, 8 lanes or
-/// one mass, keys of every width that cannot be shared lock-free.
+/// one mass, keys of every width.
 #[test]
 fn one_thread_and_owned_paths_agree() {
     // 8 lanes on the empty 4x4: frontiers past 2^15 positions (parallel on two threads).
@@ -260,12 +260,11 @@ fn depth_statistics(a: &solver::Answer) -> Vec<(u64, Option<u64>, u64, u32, u32)
     a.stats.iter().map(|s| (s.states, s.boards, s.records, s.ended_paths, s.ended)).collect()
 }
 
-/// On several threads, positions with one orbit mass (the empty 4x4, with `u64` keys, and the
-/// empty 3x3, with `u32` keys) are inserted by all threads into one shared set: where a key
-/// lands in its table depends on the threads' timing, but the positions and counts, and so
-/// every answer and statistic, must not.
+/// On several threads, positions with one orbit mass (the empty 4x4, with `u64` keys beside
+/// their masses, and the empty 3x3, with `u32` keys packed with them) go through owned fills:
+/// every answer and statistic is the one thread's.
 #[test]
-fn shared_fill_agrees_with_one_thread() {
+fn owned_fills_of_orbit_masses_agree_with_one_thread() {
     for (shape, depth) in [(Shape::new(4, 4).unwrap(), 14), (Shape::SQUARE3, 30)] {
         let board = Board::empty(shape);
         let run = |threads| counted_run(&board, depth, threads);
@@ -273,9 +272,9 @@ fn shared_fill_agrees_with_one_thread() {
         for threads in [2, 3] {
             let many = run(threads);
             // A depth expanded in parallel (a frontier past the threshold) with no separate
-            // insertion phase was a shared fill.
-            let shared = many.stats.windows(2).any(|w| w[0].states >= 1 << 16 && w[1].insert_seconds == 0.0);
-            assert!(shared, "{shape}, {threads} threads: no depth filled a shared set");
+            // insertion phase was an owned fill.
+            let owned = many.stats.windows(2).any(|w| w[0].states >= 1 << 16 && w[1].insert_seconds == 0.0);
+            assert!(owned, "{shape}, {threads} threads: no depth was an owned fill");
             assert_eq!(one.answers, many.answers, "{shape}, {threads} threads");
             assert_eq!(depth_statistics(&one), depth_statistics(&many), "{shape}, {threads} threads");
         }

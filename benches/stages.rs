@@ -1,6 +1,7 @@
 //! Criterion micro-benchmarks, one group per stage: canonicalisation per backend, move
 //! generation, frontier insertion (with and without prefetch), and whole searches.
 
+use criterion::measurement::WallTime;
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use frontier::{CountSet, Frontier};
 use solver::{solve, Board, Level, Options, Shape};
@@ -294,6 +295,47 @@ fn frontier_shared(c: &mut Criterion) {
     g.finish();
 }
 
+fn frontier_layouts(c: &mut Criterion) {
+    // 1 M inserts of 150 k distinct `u32` keys (a 3x3 peak depth), in batches of 192 whose
+    // slots are prefetched first, as the search inserts: one count a key beside it (inline,
+    // 16-byte slots), packed with it (8-byte words), two lanes (12 bytes, dense) and four
+    // (dense).
+    let keys: Vec<u32> = (0..1u32 << 20).map(|i| i.wrapping_mul(2654435761) % 150_001).collect();
+    let mut g = c.benchmark_group("frontier_layouts");
+    g.throughput(Throughput::Elements(keys.len() as u64));
+    // The set made (and its pages faulted in) outside the timing.
+    fn fill<C: frontier::Tally>(
+        g: &mut criterion::BenchmarkGroup<'_, WallTime>,
+        name: &str,
+        keys: &[u32],
+        one: C,
+    ) {
+        let empty = || {
+            let mut set = CountSet::<u32, C>::new(0);
+            set.clear_for(150_001);
+            set
+        };
+        g.bench_function(name, |bench| {
+            bench.iter_batched(
+                empty,
+                |mut set| {
+                    for batch in keys.chunks(192) {
+                        batch.iter().for_each(|k| set.prefetch(k));
+                        set.insert_prefetched(batch, frontier::key_hash, |&k| k, |_| one);
+                    }
+                    set
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    fill(&mut g, "inline-u64", &keys, 1u64);
+    fill(&mut g, "packed-count34", &keys, frontier::Count34::new(1));
+    fill(&mut g, "dense-2-lanes", &keys, [1u32; 2]);
+    fill(&mut g, "dense-4-lanes", &keys, [1u32; 4]);
+    g.finish();
+}
+
 fn whole_search(c: &mut Criterion) {
     let mut g = c.benchmark_group("search");
     g.sample_size(10);
@@ -308,5 +350,13 @@ fn whole_search(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, canonicalisation, move_generation, frontier_insert, frontier_shared, whole_search);
+criterion_group!(
+    benches,
+    canonicalisation,
+    move_generation,
+    frontier_insert,
+    frontier_shared,
+    frontier_layouts,
+    whole_search
+);
 criterion_main!(benches);

@@ -50,13 +50,68 @@ fn canonicalisation(c: &mut Criterion) {
     }
     g.finish();
 
-    let grid = Grid::<u64>::new(Shape::new(4, 4).unwrap(), Level::Portable);
-    let keys: Vec<u64> = boards.iter().map(|&s| (s as u64) << 20 | (s as u64 & 0xFFFFF)).collect();
-    let mut g = c.benchmark_group("canonical4x4");
+    wide_canonicalisation::<u64>(c, "canonical4x4", Shape::new(4, 4).unwrap());
+    wide_canonicalisation::<u128>(c, "canonical5x5", Shape::new(5, 5).unwrap());
+    wide_canonicalisation::<u128>(c, "canonical4x6", Shape::new(4, 6).unwrap());
+}
+
+/// A grid's canonicalisation under each level this CPU has, over pseudo-random boards of
+/// `shape`, each level's loop compiled for its instructions as the solver's kernels are.
+fn wide_canonicalisation<K: state::PackedKey>(c: &mut Criterion, name: &str, shape: Shape) {
+    let portable = Grid::<K>::new(shape, Level::Portable);
+    let mut x = 0x9E3779B97F4A7C15u64;
+    let keys: Vec<K> = (0..1 << 16)
+        .map(|_| {
+            let cells: Vec<u8> = (0..shape.cells())
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % 7) as u8
+                })
+                .collect();
+            portable.pack(&cells)
+        })
+        .collect();
+    #[inline(always)]
+    fn run<K: state::PackedKey>(grid: &Grid<K>, keys: &[K]) -> u32 {
+        // A plain loop: an iterator's `fold` may be left out of line, compiled without the
+        // caller's instructions, and the SIMD helpers with it.
+        let mut a = 0;
+        for &s in keys {
+            let (k, t) = grid.canonical(s);
+            a ^= t as u32 ^ k.byte(0) as u32;
+        }
+        a
+    }
+    let mut g = c.benchmark_group(name);
     g.throughput(Throughput::Elements(keys.len() as u64));
-    g.bench_function("grid-u64", |bench| {
-        bench.iter(|| keys.iter().fold(0, |a, &s| a ^ grid.canonical(black_box(s)).0))
-    });
+    g.bench_function("portable", |bench| bench.iter(|| run(&portable, black_box(&keys))));
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
+        unsafe fn run_avx2<K: state::PackedKey>(grid: &Grid<K>, keys: &[K]) -> u32 {
+            run(grid, keys)
+        }
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,avx512f,avx512cd,avx512bw,avx512dq,avx512vl")]
+        unsafe fn run_avx512<K: state::PackedKey>(grid: &Grid<K>, keys: &[K]) -> u32 {
+            run(grid, keys)
+        }
+        let avx2 = Grid::<K>::new(shape, Level::Avx2);
+        if avx2.level() == Level::Avx2 {
+            g.bench_function("avx2", |bench| {
+                // SAFETY: the grid took AVX2: the CPU has these features.
+                bench.iter(|| unsafe { run_avx2(&avx2, black_box(&keys)) })
+            });
+        }
+        let avx512 = Grid::<K>::new(shape, Level::Avx512);
+        if avx512.level() == Level::Avx512 {
+            g.bench_function("avx512", |bench| {
+                // SAFETY: the grid took AVX-512: the CPU has these features.
+                bench.iter(|| unsafe { run_avx512(&avx512, black_box(&keys)) })
+            });
+        }
+    }
     g.finish();
 }
 

@@ -181,6 +181,9 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
         Workload::one("edge3x3-d40", edge3).expect("48694429"),
         Workload::one("edge3x3-d40 (vs 1 thread)", edge3).against(&["--threads", "1"]),
         Workload::one("empty5x5-d12", empty5_12).general().memory().expect("686111104"),
+        Workload::one("empty5x5-d12 (vs portable backend)", empty5_12)
+            .against(&["--backend", "portable"])
+            .expect("686111104"),
         Workload::one("empty4x4-d20", empty4_20).general().memory().expect("276704540"),
         Workload::one("random5x5-d8", random5).general(),
         Workload::one("random5x5-d8 (vs 1 thread)", random5).against(&["--threads", "1"]),

@@ -87,6 +87,9 @@ pub enum Backend {
     Portable,
     /// AVX2 (x86-64 CPUs that have it).
     Avx2,
+    /// AVX-512 F, CD, BW, DQ and VL (x86-64 CPUs that have them); the 3x3 ring runs its AVX2
+    /// code.
+    Avx512,
 }
 
 impl Backend {
@@ -96,6 +99,7 @@ impl Backend {
             Backend::Auto => None,
             Backend::Portable => Some(Level::Portable),
             Backend::Avx2 => Some(Level::Avx2),
+            Backend::Avx512 => Some(Level::Avx512),
         }
     }
 }

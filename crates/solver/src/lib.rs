@@ -224,7 +224,8 @@ fn choose(
     let shape = board.shape();
     if shape == Shape::SQUARE3 && !options.general {
         #[cfg(target_arch = "x86_64")]
-        if level == Level::Avx2 {
+        // The ring's SIMD backend is AVX2's, which AVX-512 includes.
+        if level != Level::Portable {
             if let Some(b) = state::canon::Avx2::new() {
                 return with_rules(&Ring3::new(b), board, depth, options, "ring3", cluster, observe);
             }

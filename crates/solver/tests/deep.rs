@@ -43,8 +43,11 @@ fn paths(work: &std::path::Path) -> Vec<(String, Options)> {
             },
         ),
     ];
-    if Level::Avx2.is_available() {
-        v.push(("avx2, general".to_string(), Options { backend: Some(Level::Avx2), general: true, ..all }));
+    for level in [Level::Avx2, Level::Avx512] {
+        if level.is_available() {
+            let name = format!("{}, general", level.name());
+            v.push((name, Options { backend: Some(level), general: true, ..all.clone() }));
+        }
     }
     v
 }

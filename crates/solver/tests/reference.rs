@@ -55,8 +55,10 @@ fn all_paths() -> Vec<Options> {
         Options { lanes: true, threads: Some(2), ..Options::default() },
         Options { backend: Some(Level::Portable), threads: Some(1), ..Options::default() },
     ];
-    if Level::Avx2.is_available() {
-        v.push(Options { backend: Some(Level::Avx2), general: true, ..Options::default() });
+    for level in [Level::Avx2, Level::Avx512] {
+        if level.is_available() {
+            v.push(Options { backend: Some(level), general: true, ..Options::default() });
+        }
     }
     v
 }
@@ -109,7 +111,10 @@ proptest! {
         let cells = boards::random(rows, cols, seed, 3);
         let (want, _) = reference(&cells, rows, cols, depth);
         prop_assert_eq!(solve_with(&cells, rows, cols, depth, &Options::default()), want);
-        prop_assert_eq!(solve_with(&cells, rows, cols, depth, &Options { backend: Some(Level::Portable), ..Options::default() }), want);
+        // Every level this CPU has: the wide keys' SIMD kernels (`u64`, `u128`) and their twin.
+        for level in [Level::Portable, Level::Avx2, Level::Avx512].into_iter().filter(|l| l.is_available()) {
+            prop_assert_eq!(solve_with(&cells, rows, cols, depth, &Options { backend: Some(level), ..Options::default() }), want);
+        }
     }
 }
 

@@ -17,8 +17,9 @@ use crate::shape::Shape;
 /// The base-10 hash is linear in the bits, so the 8 transformed hashes come the same way.
 ///
 /// The smallest image is found by a backend chosen once, by the level the grid is built with:
-/// with [`Level::Avx2`], `u64` keys (4x4 and every shape of 11 to 21 cells) take an AVX2 kernel;
-/// every other case takes the portable code, its twin.
+/// with [`Level::Avx2`] or [`Level::Avx512`], `u64` keys (4x4 and every shape of 11 to 21 cells)
+/// and `u128` keys (5x5 and every shape of 22 to 42 cells) take that level's kernel; every
+/// other case takes the portable code, their twin.
 #[derive(Clone, Debug)]
 pub struct Grid<K: PackedKey> {
     shape: Shape,

@@ -29,6 +29,11 @@ pub trait PackedKey:
     const BITS: usize;
     /// All bits clear: the empty board.
     const ZERO: Self;
+    /// True where a SIMD kernel canonicalises keys of this width (`u64` and `u128`: a
+    /// [`crate::Grid`] built for [`crate::Level::Avx2`] or [`crate::Level::Avx512`] uses it);
+    /// a search compiles its loops for AVX-512 only for such keys, since no other code of
+    /// its has AVX-512 instructions.
+    const SIMD_CANONICAL: bool;
     /// The value of cell `i`.
     fn cell(self, i: usize) -> u8;
     /// The key with `v` in cell `i` and nothing else.
@@ -52,6 +57,7 @@ macro_rules! impl_packed {
         impl PackedKey for $t {
             const BITS: usize = <$t>::BITS as usize;
             const ZERO: Self = 0;
+            const SIMD_CANONICAL: bool = <$t>::BITS == 64 || <$t>::BITS == 128;
             #[inline(always)]
             fn cell(self, i: usize) -> u8 {
                 (self >> (3 * i)) as u8 & 7
@@ -156,6 +162,7 @@ impl U192 {
 impl PackedKey for U192 {
     const BITS: usize = 192;
     const ZERO: Self = U192([0; 3]);
+    const SIMD_CANONICAL: bool = false;
     #[inline(always)]
     fn cell(self, i: usize) -> u8 {
         self.bits(3 * i) as u8 & 7

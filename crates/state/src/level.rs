@@ -1,8 +1,8 @@
 //! The instruction sets a backend's hot loops are compiled for, detected at run time.
 //!
 //! A [`Level`] names an instruction set (what a user asks for, what a report shows); an
-//! [`Isa`] is one this CPU has, with the proof: a zero-sized token ([`Avx2Token`]) that only a
-//! check of the CPU makes. Code compiled for an instruction set (`#[target_feature]`) runs
+//! [`Isa`] is one this CPU has, with the proof: a zero-sized token ([`Avx2Token`],
+//! [`Avx512Token`]) that only a check of the CPU makes. Code compiled for an instruction set (`#[target_feature]`) runs
 //! only where such a token is at hand, so no safe code, in this crate or another, can reach it
 //! on a CPU that lacks the instructions.
 
@@ -13,16 +13,15 @@ pub enum Level {
     Portable,
     /// x86-64 with AVX2, BMI1, BMI2 and POPCNT.
     Avx2,
+    /// x86-64 with every feature of [`Level::Avx2`] and AVX-512 F, CD, BW, DQ and VL (the
+    /// AVX-512 of x86-64-v4).
+    Avx512,
 }
 
 impl Level {
     /// The best level this CPU supports (detected at run time).
     pub fn detect() -> Level {
-        if Level::Avx2.is_available() {
-            Level::Avx2
-        } else {
-            Level::Portable
-        }
+        Isa::detect().level()
     }
 
     /// True when this CPU can run code compiled for `self`.
@@ -37,8 +36,24 @@ impl Level {
                 cpufeatures::new!(avx2_level, "avx2", "bmi1", "bmi2", "popcnt");
                 avx2_level::get()
             }
+            #[cfg(target_arch = "x86_64")]
+            Level::Avx512 => {
+                cpufeatures::new!(
+                    avx512_level,
+                    "avx2",
+                    "bmi1",
+                    "bmi2",
+                    "popcnt",
+                    "avx512f",
+                    "avx512cd",
+                    "avx512bw",
+                    "avx512dq",
+                    "avx512vl"
+                );
+                avx512_level::get()
+            }
             #[cfg(not(target_arch = "x86_64"))]
-            Level::Avx2 => false,
+            Level::Avx2 | Level::Avx512 => false,
         }
     }
 
@@ -47,6 +62,7 @@ impl Level {
         match self {
             Level::Portable => "portable",
             Level::Avx2 => "avx2",
+            Level::Avx512 => "avx512",
         }
     }
 
@@ -55,6 +71,7 @@ impl Level {
         match name {
             "portable" => Some(Level::Portable),
             "avx2" => Some(Level::Avx2),
+            "avx512" => Some(Level::Avx512),
             _ => None,
         }
     }
@@ -96,6 +113,49 @@ impl Avx2Token {
     }
 }
 
+/// Proof that this CPU has every feature of [`Level::Avx512`] (those of [`Level::Avx2`] among
+/// them): zero-sized, made only by [`Avx512Token::new`] (which asks the CPU) or
+/// [`Avx512Token::new_unchecked`] (whose caller vouches for it).
+///
+/// ```
+/// use state::{Avx512Token, Level};
+///
+/// assert_eq!(Avx512Token::new().is_some(), Level::Avx512.is_available());
+/// // AVX-512 code may call AVX2 code: the one proof gives the other.
+/// assert!(Avx512Token::new().is_none_or(|t| t.avx2() == state::Avx2Token::new().unwrap()));
+/// ```
+///
+/// Safe code cannot make one otherwise:
+///
+/// ```compile_fail,E0423
+/// let token = state::Avx512Token(());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Avx512Token(());
+
+impl Avx512Token {
+    /// The token, when this CPU has every feature of [`Level::Avx512`].
+    #[inline]
+    pub fn new() -> Option<Avx512Token> {
+        Level::Avx512.is_available().then_some(Avx512Token(()))
+    }
+
+    /// The token without asking the CPU.
+    ///
+    /// # Safety
+    /// The CPU must have every feature of [`Level::Avx512`].
+    #[inline(always)]
+    pub unsafe fn new_unchecked() -> Avx512Token {
+        Avx512Token(())
+    }
+
+    /// The proof of [`Level::Avx2`], whose features [`Level::Avx512`] includes.
+    #[inline(always)]
+    pub fn avx2(self) -> Avx2Token {
+        Avx2Token(())
+    }
+}
+
 /// An instruction set this CPU has: a [`Level`] with the proof that the CPU supports it, what
 /// the search's hot loops are dispatched on (see [`crate::Rules::isa`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -104,6 +164,8 @@ pub enum Isa {
     Portable,
     /// [`Level::Avx2`], proven by the token.
     Avx2(Avx2Token),
+    /// [`Level::Avx512`], proven by the token.
+    Avx512(Avx512Token),
 }
 
 impl Isa {
@@ -112,12 +174,23 @@ impl Isa {
         match level {
             Level::Portable => Some(Isa::Portable),
             Level::Avx2 => Avx2Token::new().map(Isa::Avx2),
+            Level::Avx512 => Avx512Token::new().map(Isa::Avx512),
         }
     }
 
     /// The best instruction set this CPU supports (detected at run time).
     pub fn detect() -> Isa {
-        Avx2Token::new().map_or(Isa::Portable, Isa::Avx2)
+        Isa::new(Level::Avx512).or_else(|| Isa::new(Level::Avx2)).unwrap_or(Isa::Portable)
+    }
+
+    /// The proof of [`Level::Avx2`] where this instruction set includes it.
+    #[inline(always)]
+    pub fn avx2(self) -> Option<Avx2Token> {
+        match self {
+            Isa::Portable => None,
+            Isa::Avx2(t) => Some(t),
+            Isa::Avx512(t) => Some(t.avx2()),
+        }
     }
 
     /// The level this is a proof of.
@@ -126,6 +199,7 @@ impl Isa {
         match self {
             Isa::Portable => Level::Portable,
             Isa::Avx2(_) => Level::Avx2,
+            Isa::Avx512(_) => Level::Avx512,
         }
     }
 }
@@ -147,16 +221,42 @@ mod tests {
         false
     }
 
+    /// What std's detection says of the features of [`Level::Avx512`].
+    fn std_detects_avx512() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std_detects_avx2()
+                && std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512cd")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    }
+
     #[test]
     fn tokens_exist_exactly_where_std_detects_the_features() {
-        let avx2 = std_detects_avx2();
+        let (avx2, avx512) = (std_detects_avx2(), std_detects_avx512());
+        assert_eq!(Level::Avx512.is_available(), avx512);
+        assert_eq!(Avx512Token::new().is_some(), avx512);
+        assert_eq!(Isa::new(Level::Avx512).is_some(), avx512);
         assert_eq!(Level::Avx2.is_available(), avx2);
         assert_eq!(Avx2Token::new().is_some(), avx2);
         assert_eq!(Isa::new(Level::Avx2).is_some(), avx2);
         assert_eq!(Isa::new(Level::Portable), Some(Isa::Portable));
         assert_eq!(Isa::detect().level(), Level::detect());
-        assert_eq!(Level::detect(), if avx2 { Level::Avx2 } else { Level::Portable });
-        for level in [Level::Portable, Level::Avx2] {
+        let best = if avx512 {
+            Level::Avx512
+        } else if avx2 {
+            Level::Avx2
+        } else {
+            Level::Portable
+        };
+        assert_eq!(Level::detect(), best);
+        assert_eq!(Isa::detect().avx2().is_some(), avx2);
+        for level in [Level::Portable, Level::Avx2, Level::Avx512] {
             assert_eq!(Isa::new(level).map(Isa::level), level.is_available().then_some(level));
             assert_eq!(Level::from_name(level.name()), Some(level));
         }
@@ -170,7 +270,15 @@ mod tests {
         let shape = Shape::new(4, 4).unwrap();
         assert_eq!(Grid::<u64>::new(shape, Level::Portable).isa(), Isa::Portable);
         assert_eq!(Grid::<u64>::new(shape, Level::Avx2).isa(), avx2.unwrap_or(Isa::Portable));
-        assert_eq!(Grid::<u32>::new(Shape::SQUARE3, Level::Avx2).level(), Level::detect());
+        let avx512 = Isa::new(Level::Avx512);
+        assert_eq!(
+            Grid::<u128>::new(Shape::new(5, 5).unwrap(), Level::Avx512).isa(),
+            avx512.unwrap_or(Isa::Portable)
+        );
+        assert_eq!(
+            Grid::<u32>::new(Shape::SQUARE3, Level::Avx2).level(),
+            avx2.map_or(Level::Portable, Isa::level)
+        );
         assert_eq!(Ring3::new(Portable).isa(), Isa::Portable);
         assert_eq!(Portable.isa(), Isa::Portable);
         #[cfg(target_arch = "x86_64")]
@@ -186,5 +294,6 @@ mod tests {
     #[test]
     fn tokens_take_no_room() {
         assert_eq!(std::mem::size_of::<Avx2Token>(), 0);
+        assert_eq!(std::mem::size_of::<Avx512Token>(), 0);
     }
 }

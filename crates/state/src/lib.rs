@@ -8,13 +8,14 @@
 //! * [`Rules`]: what a search needs of a packing: moves, the canonical form (the smallest image
 //!   under the board's 8 or 4 symmetries) with the symmetry that produced it, per-symmetry
 //!   hashes, and the sum of the successors' hashes without generating them.
-//! * [`Grid`]: the rules of any shape, tables built once per shape; `u64` keys (11 to 21
-//!   cells) are canonicalised with AVX2 when the grid is built for [`Level::Avx2`].
+//! * [`Grid`]: the rules of any shape, tables built once per shape; `u64` and `u128` keys (11
+//!   to 42 cells) are canonicalised with AVX2 or AVX-512 when the grid is built for
+//!   [`Level::Avx2`] or [`Level::Avx512`].
 //! * [`Ring3`]: the contest's 3x3 board, packed so that its symmetries are rotations and
 //!   reflections of a 24-bit ring, canonicalised by a [`canon`] backend ([`canon::Portable`]
 //!   everywhere, [`canon::Avx2`] where the CPU has it), chosen once at run time.
 //! * [`Level`] and [`Isa`]: an instruction set as named, and one this CPU is proven to have
-//!   (by a token such as [`Avx2Token`], made only by asking the CPU); [`Rules::isa`] tells a
+//!   (by a token such as [`Avx2Token`] or [`Avx512Token`], made only by asking the CPU); [`Rules::isa`] tells a
 //!   search which hot loops it may run.
 //!
 //! # Example
@@ -53,7 +54,7 @@ mod shape;
 pub use counts::{fold_lanes, lane_sum, lane_total, mul_add, Counts};
 pub use grid::Grid;
 pub use key::{pack, unpack, PackedKey, U192};
-pub use level::{Avx2Token, Isa, Level};
+pub use level::{Avx2Token, Avx512Token, Isa, Level};
 pub use ring3::Ring3;
 pub use rules::{successor_hashes_one_by_one, successor_totals_one_by_one, successors_one_by_one, Rules};
 pub use shape::{hash_cells, Board, BoardError, Shape, ShapeError, Width, HASH_MASK};

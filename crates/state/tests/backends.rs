@@ -261,14 +261,20 @@ proptest! {
     }
 }
 
-/// Every shape packed into `u64`: 11 to 21 cells (4x4, 3x7, 2x9, 1x13...).
-fn u64_shapes() -> Vec<Shape> {
+/// Every shape packed into `K`: 11 to 21 cells for `u64` (4x4, 3x7, 2x9, 1x13...), 22 to 42
+/// for `u128` (5x5, 4x6, 6x7, 1x42...).
+fn wide_shapes<K: PackedKey>() -> Vec<Shape> {
+    let (cells, width) = match K::BITS {
+        64 => (11..=21, state::Width::U64),
+        128 => (22..=42, state::Width::U128),
+        bits => panic!("no SIMD kernel for {bits}-bit keys"),
+    };
     let mut v = Vec::new();
-    for rows in 1..=21 {
-        for cols in 1..=21 {
-            if (11..=21).contains(&(rows * cols)) {
+    for rows in 1..=*cells.end() {
+        for cols in 1..=*cells.end() {
+            if cells.contains(&(rows * cols)) {
                 let shape = Shape::new(rows, cols).unwrap();
-                assert_eq!(shape.width(), state::Width::U64, "{shape}");
+                assert_eq!(shape.width(), width, "{shape}");
                 v.push(shape);
             }
         }
@@ -279,7 +285,7 @@ fn u64_shapes() -> Vec<Shape> {
 /// A board of `grid`'s shape from `seed`, of one of three kinds: random dice, mostly empty
 /// (images tie often), or made symmetric under one symmetry (so that some images are equal and
 /// the smallest lane must win).
-fn wide_board(grid: &Grid<u64>, seed: u64, kind: u8) -> u64 {
+fn wide_board<K: PackedKey>(grid: &Grid<K>, seed: u64, kind: u8) -> K {
     let n = grid.shape().cells();
     let mut cells = board(seed, n);
     match kind % 3 {
@@ -308,48 +314,112 @@ fn wide_board(grid: &Grid<u64>, seed: u64, kind: u8) -> u64 {
     grid.pack(&cells)
 }
 
-/// The AVX2 grid's canonical form (key and symmetry) against the portable grid's and the slow
-/// twin's; false when this CPU has no AVX2.
-fn check_wide(shape: Shape, seeds: impl Iterator<Item = u64>) -> bool {
-    let avx2 = Grid::<u64>::new(shape, Level::Avx2);
-    if avx2.level() != Level::Avx2 {
-        return false;
-    }
-    let portable = Grid::<u64>::new(shape, Level::Portable);
+/// The SIMD levels this CPU has, each with a grid of `shape` built for it.
+fn simd_grids<K: PackedKey>(shape: Shape) -> Vec<Grid<K>> {
+    [Level::Avx2, Level::Avx512]
+        .into_iter()
+        .filter(|l| l.is_available())
+        .map(|l| Grid::<K>::new(shape, l))
+        .inspect(|g| assert!(g.level() != Level::Portable, "{shape}: a grid took no SIMD level the CPU has"))
+        .collect()
+}
+
+/// Each SIMD grid's canonical form (key and symmetry) against the portable grid's, and every
+/// `slow`-th board's against the slow twin's. Returns how many SIMD grids were checked (none
+/// where this CPU has no SIMD level).
+fn check_wide<K: PackedKey>(shape: Shape, seeds: impl Iterator<Item = u64>, slow: u64) -> usize {
+    let simd = simd_grids::<K>(shape);
+    let portable = Grid::<K>::new(shape, Level::Portable);
     for seed in seeds {
         let s = wide_board(&portable, seed, seed as u8);
         let want = portable.canonical(s);
-        assert_eq!(avx2.canonical(s), want, "{shape} board {s:#o}");
-        assert_eq!(want, portable.canonical_slow(s), "{shape} board {s:#o}");
+        for grid in &simd {
+            assert_eq!(grid.canonical(s), want, "{shape} {} board {s:?}", grid.level().name());
+        }
+        if seed % slow == 0 {
+            assert_eq!(want, portable.canonical_slow(s), "{shape} board {s:?}");
+        }
     }
-    true
+    simd.len()
+}
+
+/// How many SIMD levels this CPU has that the wide kernels serve.
+fn simd_levels() -> usize {
+    [Level::Avx2, Level::Avx512].into_iter().filter(|l| l.is_available()).count()
 }
 
 #[test]
-fn wide_avx2_matches_portable_on_every_u64_shape() {
-    for (i, shape) in u64_shapes().into_iter().enumerate() {
+fn wide_simd_matches_portable_on_every_u64_shape() {
+    assert_eq!(Level::Avx2.is_available(), has_avx2());
+    for (i, shape) in wide_shapes::<u64>().into_iter().enumerate() {
         let base = 1_000_000 * i as u64;
-        if !check_wide(shape, base..base + 20_000) {
-            assert!(!has_avx2(), "this CPU has AVX2 but the AVX2 grid was not checked");
-            eprintln!("skipped: this CPU has no AVX2");
-            return;
+        assert_eq!(check_wide::<u64>(shape, base..base + 20_000, 1), simd_levels());
+    }
+    if simd_levels() == 0 {
+        eprintln!("skipped: this CPU has no SIMD level");
+    }
+}
+
+#[test]
+fn wide_simd_matches_portable_on_every_u128_shape() {
+    for (i, shape) in wide_shapes::<u128>().into_iter().enumerate() {
+        let base = 1_000_000 * i as u64;
+        assert_eq!(check_wide::<u128>(shape, base..base + 5_000, 16), simd_levels());
+    }
+    if simd_levels() == 0 {
+        eprintln!("skipped: this CPU has no SIMD level");
+    }
+}
+
+/// The largest keys a `u128` grid holds: every cell of a 42-cell board a 6, and single dice in
+/// the top cells (high words that decide, low words that tie), through every SIMD level.
+#[test]
+fn wide_simd_u128_keys_at_the_top_bits() {
+    for shape in [Shape::new(6, 7).unwrap(), Shape::new(7, 6).unwrap(), Shape::new(1, 42).unwrap()] {
+        let portable = Grid::<u128>::new(shape, Level::Portable);
+        let n = shape.cells();
+        let mut boards = vec![vec![6u8; n]];
+        for i in 0..n {
+            for v in [1u8, 4, 6] {
+                let mut cells = vec![0u8; n];
+                cells[i] = v;
+                boards.push(cells.clone());
+                cells[n - 1 - i] = 7 - v;
+                boards.push(cells);
+            }
+        }
+        for cells in boards {
+            let s = portable.pack(&cells);
+            let want = portable.canonical_slow(s);
+            assert_eq!(portable.canonical(s), want, "{shape} {cells:?}");
+            for grid in simd_grids::<u128>(shape) {
+                assert_eq!(grid.canonical(s), want, "{shape} {} {cells:?}", grid.level().name());
+            }
         }
     }
 }
 
 #[test]
-fn wide_u64_shapes_are_all_there() {
-    let shapes = u64_shapes();
+fn wide_shapes_are_all_there() {
+    let shapes = wide_shapes::<u64>();
     assert_eq!(shapes.len(), 43);
     assert!(shapes.contains(&Shape::new(4, 4).unwrap()) && shapes.contains(&Shape::new(7, 3).unwrap()));
     assert!(shapes.contains(&Shape::new(1, 21).unwrap()) && shapes.contains(&Shape::new(11, 1).unwrap()));
+    let shapes = wide_shapes::<u128>();
+    assert_eq!(shapes.len(), 98);
+    assert!(shapes.contains(&Shape::new(5, 5).unwrap()) && shapes.contains(&Shape::new(6, 7).unwrap()));
+    assert!(shapes.contains(&Shape::new(1, 22).unwrap()) && shapes.contains(&Shape::new(42, 1).unwrap()));
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
     #[test]
-    fn wide_avx2_matches_portable_on_random_shapes(shape in prop::sample::select(u64_shapes()), seed in any::<u64>()) {
-        let checked = check_wide(shape, seed..seed.saturating_add(8));
-        prop_assert!(checked || !has_avx2(), "this CPU has AVX2 but the AVX2 grid was not checked");
+    fn wide_simd_matches_portable_on_random_shapes(
+        shape in prop::sample::select(wide_shapes::<u64>()),
+        wider in prop::sample::select(wide_shapes::<u128>()),
+        seed in any::<u64>(),
+    ) {
+        prop_assert_eq!(check_wide::<u64>(shape, seed..seed.saturating_add(8), 1), simd_levels());
+        prop_assert_eq!(check_wide::<u128>(wider, seed..seed.saturating_add(8), 1), simd_levels());
     }
 }

@@ -24,22 +24,29 @@ use crate::level::Isa;
 pub enum Wide {
     /// [`Portable::canonical_wide`], for every key width.
     Portable,
-    /// `Avx2::canonical_u64` for `u64` keys (others fall back to the portable code). Holds the
-    /// [`super::Avx2`] value (and so its token), so it exists only where the CPU has AVX2.
+    /// AVX2 kernels for `u64` and `u128` keys (others fall back to the portable code). Holds
+    /// the [`super::Avx2`] value (and so its token), so it exists only where the CPU has AVX2.
     #[cfg(target_arch = "x86_64")]
     Avx2(super::Avx2),
+    /// AVX-512 kernels for `u64` and `u128` keys (others fall back to the portable code).
+    /// Holds the [`super::x86_64::avx512::Avx512`] value (and so its token), so it exists
+    /// only where the CPU has AVX-512.
+    #[cfg(target_arch = "x86_64")]
+    Avx512(super::x86_64::avx512::Avx512),
 }
 
 impl Wide {
-    /// The backend for hot loops compiled for `isa`: AVX2's where `isa` proves it.
+    /// The backend for hot loops compiled for `isa`: the SIMD one `isa` proves.
     pub fn new(isa: Isa) -> Wide {
-        #[cfg(target_arch = "x86_64")]
-        if let Isa::Avx2(cpu) = isa {
-            return Wide::Avx2(super::Avx2::with_token(cpu));
+        match isa {
+            Isa::Portable => Wide::Portable,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2(cpu) => Wide::Avx2(super::Avx2::with_token(cpu)),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512(cpu) => Wide::Avx512(super::x86_64::avx512::Avx512::with_token(cpu)),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => Wide::Portable,
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = isa;
-        Wide::Portable
     }
 }
 
@@ -58,7 +65,6 @@ pub trait WideKey: Sized {
 }
 
 impl WideKey for u32 {}
-impl WideKey for u128 {}
 impl WideKey for U192 {}
 
 impl WideKey for u64 {
@@ -67,6 +73,21 @@ impl WideKey for u64 {
         match wide {
             #[cfg(target_arch = "x86_64")]
             Wide::Avx2(b) => b.canonical_u64(rows, s, symmetries),
+            #[cfg(target_arch = "x86_64")]
+            Wide::Avx512(b) => b.canonical_u64(rows, s, symmetries),
+            Wide::Portable => Portable.canonical_wide(rows, s, symmetries),
+        }
+    }
+}
+
+impl WideKey for u128 {
+    #[inline(always)]
+    fn canonical_wide(rows: &[[u128; 8]], s: u128, symmetries: usize, wide: Wide) -> (u128, u8) {
+        match wide {
+            #[cfg(target_arch = "x86_64")]
+            Wide::Avx2(b) => b.canonical_u128(rows, s, symmetries),
+            #[cfg(target_arch = "x86_64")]
+            Wide::Avx512(b) => b.canonical_u128(rows, s, symmetries),
             Wide::Portable => Portable.canonical_wide(rows, s, symmetries),
         }
     }

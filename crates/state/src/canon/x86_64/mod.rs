@@ -1,4 +1,5 @@
 //! x86-64 backends.
 
 pub mod avx2;
+pub mod avx512;
 mod wide_avx2;

@@ -96,22 +96,29 @@ impl Level {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Avx2Token(());
 
-impl Avx2Token {
-    /// The token, when this CPU has every feature of [`Level::Avx2`].
-    #[inline]
-    pub fn new() -> Option<Avx2Token> {
-        Level::Avx2.is_available().then_some(Avx2Token(()))
-    }
+/// A token's two ways to be made: asking the CPU for `$level`, or the caller's word.
+macro_rules! token_constructors {
+    ($token:ident, $level:ident) => {
+        impl $token {
+            #[doc = concat!("The token, when this CPU has every feature of [`Level::", stringify!($level), "`].")]
+            #[inline]
+            pub fn new() -> Option<$token> {
+                Level::$level.is_available().then_some($token(()))
+            }
 
-    /// The token without asking the CPU.
-    ///
-    /// # Safety
-    /// The CPU must have every feature of [`Level::Avx2`].
-    #[inline(always)]
-    pub unsafe fn new_unchecked() -> Avx2Token {
-        Avx2Token(())
-    }
+            /// The token without asking the CPU.
+            ///
+            /// # Safety
+            #[doc = concat!("The CPU must have every feature of [`Level::", stringify!($level), "`].")]
+            #[inline(always)]
+            pub unsafe fn new_unchecked() -> $token {
+                $token(())
+            }
+        }
+    };
 }
+
+token_constructors!(Avx2Token, Avx2);
 
 /// Proof that this CPU has every feature of [`Level::Avx512`] (those of [`Level::Avx2`] among
 /// them): zero-sized, made only by [`Avx512Token::new`] (which asks the CPU) or
@@ -133,22 +140,9 @@ impl Avx2Token {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Avx512Token(());
 
+token_constructors!(Avx512Token, Avx512);
+
 impl Avx512Token {
-    /// The token, when this CPU has every feature of [`Level::Avx512`].
-    #[inline]
-    pub fn new() -> Option<Avx512Token> {
-        Level::Avx512.is_available().then_some(Avx512Token(()))
-    }
-
-    /// The token without asking the CPU.
-    ///
-    /// # Safety
-    /// The CPU must have every feature of [`Level::Avx512`].
-    #[inline(always)]
-    pub unsafe fn new_unchecked() -> Avx512Token {
-        Avx512Token(())
-    }
-
     /// The proof of [`Level::Avx2`], whose features [`Level::Avx512`] includes.
     #[inline(always)]
     pub fn avx2(self) -> Avx2Token {

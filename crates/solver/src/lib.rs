@@ -223,12 +223,12 @@ fn choose(
 ) -> anyhow::Result<Answer> {
     let shape = board.shape();
     if shape == Shape::SQUARE3 && !options.general {
+        // The ring's SIMD backend is AVX2's, which AVX-512 includes: its token comes from the
+        // level's proof (already asked of the CPU), not from asking again.
         #[cfg(target_arch = "x86_64")]
-        // The ring's SIMD backend is AVX2's, which AVX-512 includes.
-        if level != Level::Portable {
-            if let Some(b) = state::canon::Avx2::new() {
-                return with_rules(&Ring3::new(b), board, depth, options, "ring3", cluster, observe);
-            }
+        if let Some(cpu) = state::Isa::new(level).and_then(state::Isa::avx2) {
+            let ring = Ring3::new(state::canon::Avx2::with_token(cpu));
+            return with_rules(&ring, board, depth, options, "ring3", cluster, observe);
         }
         return with_rules(&Ring3::new(Portable), board, depth, options, "ring3", cluster, observe);
     }

@@ -33,6 +33,7 @@
 //! statistic) is the same for any number of threads and wherever the partitions live.
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -46,7 +47,7 @@ use crate::checkpoint::{Checkpoint, Identity, Manifest};
 use crate::cluster::{self, Cluster, Ranks};
 use crate::dispatch;
 use crate::home::{self, Away, Outbox, Part, Place, Pool, Scratch};
-use crate::kernels::{add, own_hash, Batch, Chunk, Letters, Lined, Owned, Post, Routed, Split};
+use crate::kernels::{add, own_hash, Batch, Chunk, Deal, Letters, Lined, Owned, Post, Routed, Split};
 use crate::stats::{peak_memory, DepthStats, Observer, RankSpread, RankSummary};
 use crate::weights::Weights;
 
@@ -189,6 +190,8 @@ struct Mode {
     threads: usize,
     /// With several ranks: records of mail a rank holds before it exchanges them.
     mail: usize,
+    /// Positions a shard of the next memory home is sized for.
+    expect: usize,
 }
 
 impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
@@ -693,10 +696,12 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let expect =
             (total as f64 * self.growth * 1.2 * resident / (1u64 << shard_bits) as f64) as usize + 16;
         let mail = self.budget.mail_bytes() / home::mail_record::<R::Key, W::Count>();
-        let mode = Mode { parallel, owned, shard_bits, threads, mail };
+        let mode = Mode { parallel, owned, shard_bits, threads, mail, expect };
         self.next.resize_shards(shard_bits);
-        // Each shard cleared by one thread.
-        for_each_mut(parallel, self.next.shards_mut(), |_, s| s.reset(shard_bits, expect));
+        if !owned {
+            // Each shard cleared by one thread (in an owned fill, by its owner).
+            for_each_mut(parallel, self.next.shards_mut(), |_, s| s.reset(shard_bits, expect));
+        }
         let pool = if plan.spills() { Some(self.storage.pool()?) } else { None };
         let outbox = (plan.spills() || remote).then(|| Outbox::new(plan, pool, self.ranks));
         let (mut ended, mut records) = (W::Sum::zero(), 0usize);
@@ -858,7 +863,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         outbox: Option<&Outbox<R::Key, W::Count>>,
         ended_paths: &mut u32,
     ) -> (W::Sum, usize) {
-        let Mode { parallel, owned, shard_bits, threads, mail } = *mode;
+        let Mode { parallel, owned, shard_bits, threads, mail, expect } = *mode;
         let (cluster, remote) = (self.cluster, self.ranks.n > 1);
         let count_boards = self.count_boards;
         self.plan_chunks(1);
@@ -891,32 +896,29 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             let post = Post::new(1 << shard_bits);
             let sets: Vec<_> = next.shards_mut().iter_mut().map(Mutex::new).collect();
             let letters = &self.letters;
-            self.chunks.par_iter_mut().for_each(|c| {
+            // A chunk to the thread that filled its source shard (shard `s` by thread
+            // `s % threads`, as at every owned depth).
+            let owner: Vec<usize> = self.chunks.iter().map(|c| c.shard % threads).collect();
+            let deal = Deal::new(&owner, threads);
+            let chunks: Vec<_> = self.chunks.iter_mut().map(Mutex::new).collect();
+            let done = AtomicUsize::new(0);
+            rayon::broadcast(|ctx| {
+                let me = ctx.index();
+                // Each thread clears the shards it owns: their tables are then in its caches.
+                for s in (me..sets.len()).step_by(threads) {
+                    sets[s].lock().unwrap_or_else(|e| e.into_inner()).reset(shard_bits, expect);
+                }
                 // Each worker its own buffers and shards: no lock is contended.
-                let me = rayon::current_thread_index().unwrap_or(0) % letters.len();
                 let batch = &mut *batches[me % batches.len()].lock().unwrap_or_else(|e| e.into_inner());
                 let letters = &mut *letters[me].lock().unwrap_or_else(|e| e.into_inner());
                 let mut sink = Owned::new(&sets, shard_bits, &post, letters);
-                c.records = dispatch::direct(rules, weights, cur, c, &mut sink, batch, count_boards);
-            });
-            // What is still in the making or in the mailboxes goes in, shard by shard.
-            let mut by_shard: Vec<Vec<&mut Batch<R::Key, W::Count>>> =
-                sets.iter().map(|_| Vec::new()).collect();
-            for letters in &mut self.letters {
-                let letters = letters.get_mut().unwrap_or_else(|e| e.into_inner());
-                for (s, b) in letters.blocks.iter_mut().enumerate() {
-                    by_shard[s].push(b);
+                while let Some(i) = deal.next(me) {
+                    let c = &mut **chunks[i].lock().unwrap_or_else(|e| e.into_inner());
+                    c.records = dispatch::direct(rules, weights, cur, c, &mut sink, batch, count_boards);
                 }
-            }
-            by_shard.par_iter_mut().zip(&sets).enumerate().for_each(|(s, (pending, set))| {
-                let mut set = set.lock().unwrap_or_else(|e| e.into_inner());
-                let mut posted = Vec::new();
-                post.take_all(s, &mut posted);
-                for b in posted.iter().chain(pending.iter().map(|b| &**b)) {
-                    set.insert_many_hashed(b, |r| r.0, |r| r.1, |r| r.2);
-                }
-                pending.iter_mut().for_each(|b| b.clear());
+                sink.finish(&done, threads);
             });
+            drop(chunks);
             drop(sets);
             for c in self.chunks.iter() {
                 records += c.records;

@@ -440,6 +440,58 @@ impl<K: PackedKey, C: Tally> Post<K, C> {
     }
 }
 
+/// The chunks of an [`Owned`] fill dealt to its threads: each thread first takes, in order,
+/// the chunks of the source shards it filled at the previous depth (whose slots are still in
+/// its core's caches), then takes the others' last chunks while they have some left. A hand
+/// is one word (its first and end places in the deal), taken from by compare-and-swap: the
+/// hand's owner from the front, the others from the back.
+pub(crate) struct Deal {
+    /// Chunk indices, each thread's hand in a run.
+    order: Vec<u32>,
+    /// `hands[t]`: the first and end places in `order` of what is left of thread `t`'s hand
+    /// (the end in the high half).
+    hands: Vec<Lined<std::sync::atomic::AtomicU64>>,
+}
+
+impl Deal {
+    /// Deals chunks to `threads` threads: chunk `i` to thread `owner[i]`.
+    pub(crate) fn new(owner: &[usize], threads: usize) -> Self {
+        let mut order = Vec::with_capacity(owner.len());
+        let mut hands = Vec::with_capacity(threads);
+        for t in 0..threads {
+            let first = order.len() as u64;
+            order.extend((0..owner.len() as u32).filter(|&i| owner[i as usize] == t));
+            hands.push(Lined(std::sync::atomic::AtomicU64::new(first | (order.len() as u64) << 32)));
+        }
+        Deal { order, hands }
+    }
+
+    /// The next chunk for thread `me`: its own hand's first, else another hand's last.
+    pub(crate) fn next(&self, me: usize) -> Option<usize> {
+        let n = self.hands.len();
+        (0..n).find_map(|k| self.take((me + k) % n, k == 0))
+    }
+
+    /// Takes the first (`front`) or last chunk left in hand `t`.
+    fn take(&self, t: usize, front: bool) -> Option<usize> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let hand = &self.hands[t].0;
+        let mut now = hand.load(Relaxed);
+        loop {
+            let (first, end) = (now as u32, (now >> 32) as u32);
+            if first >= end {
+                return None;
+            }
+            let (place, (first, end)) = if front { (first, (first + 1, end)) } else { (end - 1, (first, end - 1)) };
+            // Relaxed: a chunk is reached through its own lock; the word only decides who.
+            match hand.compare_exchange_weak(now, first as u64 | (end as u64) << 32, Relaxed, Relaxed) {
+                Ok(_) => return Some(self.order[place as usize] as usize),
+                Err(seen) => now = seen,
+            }
+        }
+    }
+}
+
 /// A thread's buffers in an [`Owned`] fill, kept from chunk to chunk (and their memory from
 /// depth to depth).
 #[derive(Debug)]
@@ -542,6 +594,35 @@ impl<'a, 'b, K: PackedKey, C: Tally> Owned<'a, 'b, K, C> {
         let letters = &mut *self.letters;
         for (set, &s) in self.mine.iter_mut().zip(&letters.own) {
             self.post.take(s, &mut letters.received);
+            for mut block in letters.received.drain(..) {
+                set.insert_many_hashed(&block, |r| r.0, |r| r.1, |r| r.2);
+                block.clear();
+                letters.spare.push(block);
+            }
+        }
+    }
+
+    /// Ends the thread's part of the fill, once it has no chunk left: posts the successors
+    /// it still holds for the others' shards, then inserts what the others post to it until
+    /// every one of the `threads` threads has ended its part (`done` counts them), and then
+    /// the last of it.
+    pub(crate) fn finish(mut self, done: &std::sync::atomic::AtomicUsize, threads: usize) {
+        use std::sync::atomic::Ordering;
+        let letters = &mut *self.letters;
+        for (s, block) in letters.blocks.iter_mut().enumerate() {
+            if !block.is_empty() {
+                self.post.send(s, std::mem::take(&mut block.0));
+            }
+        }
+        // Release: a thread that sees every part ended sees every block posted before.
+        done.fetch_add(1, Ordering::Release);
+        while done.load(Ordering::Acquire) < threads {
+            self.receive();
+            std::hint::spin_loop();
+        }
+        let letters = &mut *self.letters;
+        for (set, &s) in self.mine.iter_mut().zip(&letters.own) {
+            self.post.take_all(s, &mut letters.received);
             for mut block in letters.received.drain(..) {
                 set.insert_many_hashed(&block, |r| r.0, |r| r.1, |r| r.2);
                 block.clear();

@@ -730,6 +730,15 @@ impl SlotView {
         let i = slot_of(hash, self.shift, self.bits);
         prefetch(self.base.wrapping_add(i * self.size) as *const u8);
     }
+
+    /// [`SlotView::prefetch_hash`] when `fetch`, else a fetch of the idle view's line (see
+    /// [`SlotView::idle`]): no branch.
+    #[inline(always)]
+    pub fn prefetch_hash_if(&self, hash: u64, fetch: bool) {
+        let i = slot_of(hash, self.shift, self.bits);
+        let at = self.base.wrapping_add(i * self.size);
+        prefetch(std::hint::select_unpredictable(fetch, at, IDLE_LINE.as_ptr() as usize) as *const u8);
+    }
 }
 
 /// The slot of a key whose hash is `hash` in a table of `2^bits` slots that takes its slot

@@ -239,25 +239,13 @@ pub(crate) fn expand<R: Rules, W: Weights>(
 /// Where [`direct`] puts the successors it keeps: the next frontier's only set (one thread), a
 /// thread's [`Owned`] shards, or a [`Routed`] split between the memory home and the outbox.
 pub(crate) trait Sink<K, C> {
-    /// True when the sink keeps only the successors [`Sink::keeps`] says it does: the others
-    /// come to [`Sink::insert`] apart, to be passed on.
-    const SPLITS: bool = false;
-
-    /// Hints the CPU to fetch the slot of a key whose hash is `hash`.
+    /// Hints the CPU to fetch the slot of a key whose hash is `hash`, when the sink keeps
+    /// that key in a set of its own.
     fn prefetch_hash(&self, hash: u64);
 
-    /// Whether the successor whose key's hash is `hash` goes into this sink's own set (asked
-    /// only when [`Sink::SPLITS`]).
-    #[inline(always)]
-    fn keeps(&self, hash: u64) -> bool {
-        let _ = hash;
-        true
-    }
-
-    /// Inserts a batch of (hash, key, counts) whose slots were prefetched. A sink that
-    /// [`Sink::SPLITS`] inserts only the items `kept` (indices into `batch`) and passes on the
-    /// items `away`; the others insert the whole batch (and are given no indices).
-    fn insert(&mut self, batch: &[(u64, K, C)], kept: &[u32], away: &[u32]);
+    /// Takes a batch of (hash, key, counts) whose slots were prefetched: inserts those it
+    /// keeps, passes the others on. It may reorder the batch.
+    fn insert(&mut self, batch: &mut [(u64, K, C)]);
 }
 
 impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::CountSet<K, C> {
@@ -267,27 +255,20 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::CountSet<K, C> {
     }
 
     #[inline(always)]
-    fn insert(&mut self, batch: &[(u64, K, C)], _: &[u32], _: &[u32]) {
+    fn insert(&mut self, batch: &mut [(u64, K, C)]) {
         self.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
     }
 }
 
 impl<K, C, S: Sink<K, C>> Sink<K, C> for &mut S {
-    const SPLITS: bool = S::SPLITS;
-
     #[inline(always)]
     fn prefetch_hash(&self, hash: u64) {
         (**self).prefetch_hash(hash);
     }
 
     #[inline(always)]
-    fn keeps(&self, hash: u64) -> bool {
-        (**self).keeps(hash)
-    }
-
-    #[inline(always)]
-    fn insert(&mut self, batch: &[(u64, K, C)], kept: &[u32], away: &[u32]) {
-        (**self).insert(batch, kept, away)
+    fn insert(&mut self, batch: &mut [(u64, K, C)]) {
+        (**self).insert(batch)
     }
 }
 
@@ -313,9 +294,9 @@ impl<K: PackedKey, C: Tally, S: Sink<K, C>> Sink<K, C> for Routed<'_, '_, K, C, 
     }
 
     #[inline(always)]
-    fn insert(&mut self, batch: &[(u64, K, C)], _: &[u32], _: &[u32]) {
+    fn insert(&mut self, batch: &mut [(u64, K, C)]) {
         let kept = self.split.route(&mut self.sender, batch.iter().copied());
-        self.set.insert(kept, &[], &[])
+        self.set.insert(kept)
     }
 }
 
@@ -344,7 +325,7 @@ impl<K: PackedKey, C: Tally> Split<K, C> {
         &mut self,
         sender: &mut Sender<'_, K, C>,
         items: impl ExactSizeIterator<Item = (u64, K, C)>,
-    ) -> &[(u64, K, C)] {
+    ) -> &mut [(u64, K, C)] {
         let n = items.len();
         if self.kept.len() < n {
             self.kept.resize(n, (0, K::ZERO, C::zero()));
@@ -361,7 +342,7 @@ impl<K: PackedKey, C: Tally> Split<K, C> {
         for (to, key, counts) in &self.away[..away] {
             sender.push(*to, key, counts);
         }
-        &self.kept[..kept]
+        &mut self.kept[..kept]
     }
 }
 
@@ -392,15 +373,20 @@ impl<T> std::ops::DerefMut for Lined<T> {
 /// post (one uncontended lock) comes once every few batches.
 const POST_BLOCK: usize = 512;
 
+/// Successors (key, counts) posted to another thread in an [`Owned`] fill: their hashes
+/// are not sent (the owner hashes each key again, which costs less than moving the hash
+/// between cores).
+type Letter<K, C> = Vec<(K, C)>;
+
 /// The mailboxes of an [`Owned`] fill, one a shard of the next set: blocks of successors
-/// (hash, key, counts) that other threads have posted to the shard's owner.
+/// (key, counts) that other threads have posted to the shard's owner.
 pub(crate) struct Post<K, C> {
     boxes: Vec<Mailbox<K, C>>,
 }
 
 /// A shard's mailbox ([`Post`]).
 struct Mailbox<K, C> {
-    blocks: std::sync::Mutex<Vec<Batch<K, C>>>,
+    blocks: std::sync::Mutex<Vec<Letter<K, C>>>,
     /// Set when a block is posted, cleared when the owner takes the blocks: the owner looks
     /// at it, not at the lock, after each batch. A hint only: whatever it misses is taken at
     /// the fill's end ([`Post::take_all`]).
@@ -417,7 +403,7 @@ impl<K: PackedKey, C: Tally> Post<K, C> {
     }
 
     /// Puts a block of successors of shard `s` in its mailbox.
-    fn send(&self, s: usize, block: Batch<K, C>) {
+    fn send(&self, s: usize, block: Letter<K, C>) {
         let mailbox = &self.boxes[s];
         mailbox.blocks.lock().unwrap_or_else(|e| e.into_inner()).push(block);
         mailbox.waiting.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -425,14 +411,14 @@ impl<K: PackedKey, C: Tally> Post<K, C> {
 
     /// Moves the blocks waiting for shard `s` to `into`, when its hint says there are some.
     #[inline(always)]
-    fn take(&self, s: usize, into: &mut Vec<Batch<K, C>>) {
+    fn take(&self, s: usize, into: &mut Vec<Letter<K, C>>) {
         if self.boxes[s].waiting.load(std::sync::atomic::Ordering::Relaxed) {
             self.take_all(s, into);
         }
     }
 
     /// Moves every block waiting for shard `s` to `into`.
-    pub(crate) fn take_all(&self, s: usize, into: &mut Vec<Batch<K, C>>) {
+    pub(crate) fn take_all(&self, s: usize, into: &mut Vec<Letter<K, C>>) {
         let mailbox = &self.boxes[s];
         let mut blocks = mailbox.blocks.lock().unwrap_or_else(|e| e.into_inner());
         mailbox.waiting.store(false, std::sync::atomic::Ordering::Relaxed);
@@ -482,7 +468,8 @@ impl Deal {
             if first >= end {
                 return None;
             }
-            let (place, (first, end)) = if front { (first, (first + 1, end)) } else { (end - 1, (first, end - 1)) };
+            let (place, (first, end)) =
+                if front { (first, (first + 1, end)) } else { (end - 1, (first, end - 1)) };
             // Relaxed: a chunk is reached through its own lock; the word only decides who.
             match hand.compare_exchange_weak(now, first as u64 | (end as u64) << 32, Relaxed, Relaxed) {
                 Ok(_) => return Some(self.order[place as usize] as usize),
@@ -497,11 +484,11 @@ impl Deal {
 #[derive(Debug)]
 pub(crate) struct Letters<K, C> {
     /// One block in the making a shard (those of the thread's own shards stay empty).
-    pub blocks: Vec<Lined<Batch<K, C>>>,
+    pub blocks: Vec<Lined<Letter<K, C>>>,
     /// Emptied blocks, for reuse.
-    spare: Vec<Batch<K, C>>,
+    spare: Vec<Letter<K, C>>,
     /// Blocks taken from the thread's mailboxes.
-    received: Vec<Batch<K, C>>,
+    received: Vec<Letter<K, C>>,
     /// The thread's own shards, in order.
     own: Vec<usize>,
     /// The one shard the thread does not own, when there is one (two shards, two threads).
@@ -560,6 +547,14 @@ pub(crate) struct Owned<'a, 'b, K: PackedKey, C: Tally> {
     mine: Vec<std::sync::MutexGuard<'a, &'b mut frontier::CountSet<K, C>>>,
     /// The number of shards' logarithm (a key's shard is the top bits of its hash).
     shard_bits: u32,
+    /// The one shard the thread owns, when it owns one (as many threads as shards, the usual
+    /// case), else `usize::MAX`: its successors are then told from the others by one
+    /// comparison, and their slots prefetched through `solo_view`, not through a table.
+    solo: usize,
+    /// Where the slots of shard `solo` are (kept up to date as `views`).
+    solo_view: frontier::SlotView,
+    /// `63 - shard_bits`: a key's shard is `hash >> 1 >> solo_shift` (no branch for one shard).
+    solo_shift: u32,
     post: &'a Post<K, C>,
     letters: &'a mut Letters<K, C>,
 }
@@ -575,7 +570,10 @@ impl<'a, 'b, K: PackedKey, C: Tally> Owned<'a, 'b, K, C> {
     ) -> Self {
         debug_assert!(shards.len() == 1 << shard_bits && letters.local.len() == shards.len());
         let mine = letters.own.iter().map(|&s| shards[s].lock().unwrap_or_else(|e| e.into_inner())).collect();
-        let mut owned = Owned { mine, shard_bits, post, letters };
+        let solo = if let [s] = letters.own[..] { s } else { usize::MAX };
+        let solo_view = frontier::SlotView::idle();
+        let solo_shift = 63 - shard_bits;
+        let mut owned = Owned { mine, shard_bits, solo, solo_view, solo_shift, post, letters };
         owned.update_views();
         owned
     }
@@ -586,16 +584,24 @@ impl<'a, 'b, K: PackedKey, C: Tally> Owned<'a, 'b, K, C> {
         for (set, &s) in self.mine.iter().zip(&self.letters.own) {
             self.letters.views[s] = set.slot_view();
         }
+        if let [set] = &self.mine[..] {
+            self.solo_view = set.slot_view();
+        }
     }
 
-    /// Inserts the blocks posted to the thread's shards.
+    /// Inserts the blocks posted to the thread's shards: every one (`all`), or those its
+    /// mailboxes' hints show.
     #[inline(always)]
-    fn receive(&mut self) {
+    fn receive(&mut self, all: bool) {
         let letters = &mut *self.letters;
         for (set, &s) in self.mine.iter_mut().zip(&letters.own) {
-            self.post.take(s, &mut letters.received);
+            if all {
+                self.post.take_all(s, &mut letters.received);
+            } else {
+                self.post.take(s, &mut letters.received);
+            }
             for mut block in letters.received.drain(..) {
-                set.insert_many_hashed(&block, |r| r.0, |r| r.1, |r| r.2);
+                set.insert_many(&block, |r| r.0, |r| r.1);
                 block.clear();
                 letters.spare.push(block);
             }
@@ -617,18 +623,10 @@ impl<'a, 'b, K: PackedKey, C: Tally> Owned<'a, 'b, K, C> {
         // Release: a thread that sees every part ended sees every block posted before.
         done.fetch_add(1, Ordering::Release);
         while done.load(Ordering::Acquire) < threads {
-            self.receive();
+            self.receive(false);
             std::hint::spin_loop();
         }
-        let letters = &mut *self.letters;
-        for (set, &s) in self.mine.iter_mut().zip(&letters.own) {
-            self.post.take_all(s, &mut letters.received);
-            for mut block in letters.received.drain(..) {
-                set.insert_many_hashed(&block, |r| r.0, |r| r.1, |r| r.2);
-                block.clear();
-                letters.spare.push(block);
-            }
-        }
+        self.receive(true);
     }
 
     /// Posts shard `s`'s block when it has [`POST_BLOCK`] successors or more.
@@ -643,45 +641,77 @@ impl<'a, 'b, K: PackedKey, C: Tally> Owned<'a, 'b, K, C> {
     }
 }
 
-impl<K: PackedKey, C: Tally> Sink<K, C> for Owned<'_, '_, K, C> {
-    const SPLITS: bool = true;
+impl<K: PackedKey, C: Tally> Owned<'_, '_, K, C> {
+    /// Whether the successor whose key's hash is `hash` goes into one of the thread's shards.
+    #[inline(always)]
+    fn keeps(&self, hash: u64) -> bool {
+        if self.solo != usize::MAX {
+            (hash >> 1 >> self.solo_shift) as usize == self.solo
+        } else {
+            self.letters.local[frontier::shard_of_hash(hash, self.shard_bits)] != 0
+        }
+    }
+}
 
+impl<K: PackedKey, C: Tally> Sink<K, C> for Owned<'_, '_, K, C> {
     /// The slot of a successor the thread keeps; for one it posts, the idle view's line: no
     /// branch.
     #[inline(always)]
     fn prefetch_hash(&self, hash: u64) {
-        self.letters.views[frontier::shard_of_hash(hash, self.shard_bits)].prefetch_hash(hash);
+        if self.solo != usize::MAX {
+            self.solo_view.prefetch_hash_if(hash, self.keeps(hash));
+        } else {
+            self.letters.views[frontier::shard_of_hash(hash, self.shard_bits)].prefetch_hash(hash);
+        }
     }
 
+    /// Moves the successors the thread keeps to the front of `batch` and inserts them; posts
+    /// the others. The successors are told apart in a loop of their own, after the batch is
+    /// made: the loop that makes the batch then stores each successor once, at the next place,
+    /// which costs less than choosing the place there.
     #[inline(always)]
-    fn keeps(&self, hash: u64) -> bool {
-        self.letters.local[frontier::shard_of_hash(hash, self.shard_bits)] != 0
-    }
-
-    #[inline(always)]
-    fn insert(&mut self, batch: &[(u64, K, C)], kept: &[u32], away: &[u32]) {
-        let item = |&j: &u32| &batch[j as usize];
+    fn insert(&mut self, batch: &mut [(u64, K, C)]) {
+        let mut kept = 0;
+        if let (true, Some(other)) = (self.solo != usize::MAX, self.letters.other) {
+            // Without a branch: each successor is written to both places, and only the list
+            // it belongs to grows.
+            let (solo, shift) = (self.solo, self.solo_shift);
+            let block = &mut self.letters.blocks[other].0;
+            let mut away = block.len();
+            block.resize(away + batch.len(), (K::ZERO, C::zero()));
+            for j in 0..batch.len() {
+                let (hash, key, counts) = batch[j];
+                let keep = (hash >> 1 >> shift) as usize == solo;
+                batch[kept] = (hash, key, counts);
+                block[away] = (key, counts);
+                kept += usize::from(keep);
+                away += usize::from(!keep);
+            }
+            block.truncate(away);
+            self.post_full(other);
+        } else {
+            for j in 0..batch.len() {
+                let (hash, key, counts) = batch[j];
+                if self.keeps(hash) {
+                    batch[kept] = (hash, key, counts);
+                    kept += 1;
+                } else {
+                    let s = frontier::shard_of_hash(hash, self.shard_bits);
+                    self.letters.blocks[s].push((key, counts));
+                    self.post_full(s);
+                }
+            }
+        }
+        let kept = &batch[..kept];
         if let [set] = &mut self.mine[..] {
-            set.insert_prefetched(kept, |j| item(j).0, |j| item(j).1, |j| item(j).2);
+            set.insert_prefetched(kept, |r| r.0, |r| r.1, |r| r.2);
         } else {
-            for j in kept {
-                let mine =
-                    self.letters.local[frontier::shard_of_hash(item(j).0, self.shard_bits)] as usize - 1;
-                self.mine[mine].insert_prefetched(std::slice::from_ref(item(j)), |r| r.0, |r| r.1, |r| r.2);
+            for item in kept {
+                let mine = self.letters.local[frontier::shard_of_hash(item.0, self.shard_bits)] as usize - 1;
+                self.mine[mine].insert_prefetched(std::slice::from_ref(item), |r| r.0, |r| r.1, |r| r.2);
             }
         }
-        if let Some(s) = self.letters.other {
-            // Every successor posted goes to one shard.
-            self.letters.blocks[s].extend(away.iter().map(|j| *item(j)));
-            self.post_full(s);
-        } else {
-            for j in away {
-                let s = frontier::shard_of_hash(item(j).0, self.shard_bits);
-                self.letters.blocks[s].push(*item(j));
-                self.post_full(s);
-            }
-        }
-        self.receive();
+        self.receive(false);
         self.update_views();
     }
 }
@@ -723,19 +753,17 @@ pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
     full.clear();
     // Written by index below, never read past what was written.
     batch.resize(DIRECT_BATCH + R::MANY * R::BUFFER, (0, R::Key::ZERO, W::Count::zero()));
-    // Where a sink that splits the successors is told which it keeps ([`Sink::SPLITS`]).
-    let mut picks = [0u32; SUCCESSORS];
     let mut out = Expanded { parents: c.parents(cur), acc: W::Sum::zero(), paths: 0, records: 0, full };
     let mut m = 0;
     let mut positions = c.positions(cur);
     while let Some(n) = next_successors(rules, &mut positions, &mut succ[m..], &mut from[m..]) {
         m += n;
         if m >= DIRECT_BATCH {
-            out.flush(rules, weights, &succ[..m], &from[..m], set, batch, &mut picks, count_boards);
+            out.flush(rules, weights, &succ[..m], &from[..m], set, batch, count_boards);
             m = 0;
         }
     }
-    out.flush(rules, weights, &succ[..m], &from[..m], set, batch, &mut picks, count_boards);
+    out.flush(rules, weights, &succ[..m], &from[..m], set, batch, count_boards);
     (c.full, c.acc, c.ended_paths) = (out.full, out.acc, out.paths);
     out.records
 }
@@ -768,12 +796,9 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
         from: &[u32],
         set: &mut T,
         batch: &mut Batch<K, C>,
-        picks: &mut [u32; SUCCESSORS],
         count_boards: bool,
     ) {
-        // With a sink that splits them: the indices of the successors it keeps from the front
-        // of `picks`, of those it passes on from the back.
-        let (mut len, mut kept, mut away) = (0, 0, 0);
+        let mut len = 0;
         for (&s, &f) in succ.iter().zip(from) {
             let i = (f >> 1) as usize;
             let n = self.parents.get(i);
@@ -789,21 +814,11 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
                 let hash = frontier::key_hash(&key);
                 set.prefetch_hash(hash);
                 batch[len] = (hash, key, weights.carry(rules, &n, t));
-                if T::SPLITS {
-                    // Without a branch: the index is written at the ends of both lists, and
-                    // only the one it belongs to grows.
-                    let keep = set.keeps(hash);
-                    picks[kept] = len as u32;
-                    picks[SUCCESSORS - 1 - away] = len as u32;
-                    kept += usize::from(keep);
-                    away += usize::from(!keep);
-                }
                 len += 1;
             }
         }
         self.records += len;
-        let (front, back) = picks.split_at(SUCCESSORS - away);
-        set.insert(&batch[..len], &front[..kept], back)
+        set.insert(&mut batch[..len])
     }
 }
 

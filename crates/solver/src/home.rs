@@ -46,7 +46,8 @@ const BLOCK: usize = 1 << 13;
 const SCRATCH_PREFIX: &str = "cephalopod-";
 
 /// The prefix of a scratch directory's name while it is made, before its run holds its lock:
-/// another run's clean-up leaves it alone until it is older than [`MAKING_GRACE`].
+/// another run's clean-up removes it only if it looks abandoned twice, [`MAKING_RECHECK`]
+/// apart.
 const MAKING_PREFIX: &str = ".cephalopod-";
 
 /// The file of a scratch directory that its run holds locked while it lives.
@@ -80,7 +81,7 @@ impl Scratch {
             .tempdir_in(&parent)
             .map_err(at("cannot create work directory", &parent))?;
         let lock = File::create(making.path().join(LOCK))
-            .and_then(|f| f.try_lock().map_err(io::Error::other).map(|_| f))
+            .and_then(lock_soon)
             .map_err(at("cannot lock work directory", making.path()))?;
         let name = making.path().file_name().expect("a temporary directory has a name").to_string_lossy();
         let path = parent.join(format!("{SCRATCH_PREFIX}{}", &name[MAKING_PREFIX.len()..]));
@@ -191,21 +192,36 @@ impl Place {
     }
 }
 
-/// How long a scratch directory still being made (its name starts with a dot) is left alone
-/// before a free lock file in it marks it abandoned: its run takes the lock and renames it
-/// within microseconds, and between creating the lock file and locking it, the file is free.
-const MAKING_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
+/// How long apart another run's clean-up looks twice at a scratch directory still being made
+/// (its name starts with a dot) before it takes it for abandoned: its run creates the lock
+/// file, takes the lock and renames the directory within microseconds of making it.
+const MAKING_RECHECK: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Takes the lock on a scratch directory's fresh lock file, trying again for a while: another
+/// run's clean-up may be holding it for a moment to see whether it is free.
+fn lock_soon(file: File) -> io::Result<File> {
+    for _ in 0..1000 {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) => std::thread::sleep(std::time::Duration::from_millis(1)),
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
+    Err(io::Error::other("its lock file stays locked"))
+}
 
 /// Removes the scratch directories in `parent` whose run is gone: named like ours, holding a
-/// lock file that nobody holds; one still named as it is made (a run killed before it took its
-/// name) only once it is older than [`MAKING_GRACE`]. Anything else (a user's files, a live
+/// lock file that nobody holds. One still named as it is made (a run killed before it took its
+/// name) holds nothing but its lock file, or nothing yet: it is removed when it looks so, with
+/// a free lock, at two looks [`MAKING_RECHECK`] apart. Anything else (a user's files, a live
 /// run's scratch) is left.
 fn remove_abandoned(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else { return };
+    let mut making = Vec::new();
     for e in entries.flatten() {
         let name = e.file_name();
         let name = name.to_string_lossy();
-        let (rest, making) = match name.strip_prefix(MAKING_PREFIX) {
+        let (rest, is_making) = match name.strip_prefix(MAKING_PREFIX) {
             Some(rest) => (rest, true),
             None => match name.strip_prefix(SCRATCH_PREFIX) {
                 Some(rest) => (rest, false),
@@ -215,16 +231,41 @@ fn remove_abandoned(parent: &Path) {
         if !rest.chars().all(|c| c.is_ascii_alphanumeric()) || !e.path().is_dir() {
             continue;
         }
-        if making {
-            let age = e.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
-            if age.is_none_or(|age| age < MAKING_GRACE) {
-                continue;
+        if is_making {
+            if made_and_left(&e.path()) {
+                making.push(e.path());
             }
+            continue;
         }
         let Ok(lock) = File::options().write(true).open(e.path().join(LOCK)) else { continue };
         if lock.try_lock().is_ok() {
             let _ = std::fs::remove_dir_all(e.path());
         }
+    }
+    if making.is_empty() {
+        return;
+    }
+    std::thread::sleep(MAKING_RECHECK);
+    for d in making {
+        if made_and_left(&d) {
+            // Only what a run puts there before it is renamed: anything else stays.
+            let _ = std::fs::remove_file(d.join(LOCK));
+            let _ = std::fs::remove_dir(&d);
+        }
+    }
+}
+
+/// Whether a scratch directory still being made looks abandoned now: it holds its lock file,
+/// which nobody holds, or nothing at all, and nothing else.
+fn made_and_left(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else { return false };
+    let names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
+    match &names[..] {
+        [] => true,
+        [name] if name == LOCK => {
+            File::options().write(true).open(dir.join(LOCK)).is_ok_and(|lock| lock.try_lock().is_ok())
+        }
+        _ => false,
     }
 }
 
@@ -632,31 +673,34 @@ mod tests {
         work_tmp.close().unwrap();
     }
 
-    /// A run killed while its scratch still had the name it is made under: removed once that
-    /// is older than the grace, kept before (its run may be about to lock it), and kept without
-    /// a lock file.
+    /// A run killed while its scratch still had the name it is made under: removed when it
+    /// holds only a free lock file, or nothing; kept while its lock is held (its run is about
+    /// to rename it) or when it holds anything else.
     #[test]
-    fn scratch_abandoned_while_made_is_removed_after_the_grace() {
+    fn scratch_abandoned_while_made_is_removed() {
         let work_tmp = dir("making");
         let work = work_tmp.path();
-        let made = |name: &str, lock: bool, age: u64| {
+        let made = |name: &str, lock: bool| {
             let d = work.join(name);
             std::fs::create_dir(&d).unwrap();
             if lock {
                 std::fs::write(d.join(LOCK), "").unwrap();
             }
-            let then = std::time::SystemTime::now() - std::time::Duration::from_secs(age);
-            File::open(&d).unwrap().set_modified(then).unwrap();
             d
         };
-        let old = made(".cephalopod-Ab12cd", true, MAKING_GRACE.as_secs() + 60);
-        let young = made(".cephalopod-Ef34gh", true, 1);
-        let bare = made(".cephalopod-Ij56kl", false, MAKING_GRACE.as_secs() + 60);
-        let other = made(".cephalopod-x-y", true, MAKING_GRACE.as_secs() + 60);
+        let free = made(".cephalopod-Ab12cd", true);
+        let bare = made(".cephalopod-Ij56kl", false);
+        let held = made(".cephalopod-Ef34gh", true);
+        let holder = File::options().write(true).open(held.join(LOCK)).unwrap();
+        holder.try_lock().unwrap();
+        let more = made(".cephalopod-Mn78op", true);
+        std::fs::write(more.join("notes"), "a user's").unwrap();
+        let other = made(".cephalopod-x-y", true);
         let s = Scratch::create(Some(work)).unwrap();
-        assert!(!old.exists(), "the killed run's scratch is removed");
-        assert!(young.exists() && bare.exists() && other.exists());
+        assert!(!free.exists() && !bare.exists(), "the killed runs' scratch is removed");
+        assert!(held.exists() && more.exists() && other.exists());
         drop(s);
+        drop(holder);
         work_tmp.close().unwrap();
     }
 

@@ -622,9 +622,17 @@ impl<'a, 'b, K: PackedKey, C: Tally> Owned<'a, 'b, K, C> {
         }
         // Release: a thread that sees every part ended sees every block posted before.
         done.fetch_add(1, Ordering::Release);
+        let mut waits = 0u32;
         while done.load(Ordering::Acquire) < threads {
             self.receive(false);
-            std::hint::spin_loop();
+            // A thread waited for may be off its core (more threads than cores): after a
+            // while, this one gives its core up between looks.
+            waits = waits.saturating_add(1);
+            if waits < 1 << 12 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
         }
         self.receive(true);
     }

@@ -727,17 +727,21 @@ impl SlotView {
     /// Hints the CPU to fetch the table slot of a key whose [`key_hash`] is `hash`.
     #[inline(always)]
     pub fn prefetch_hash(&self, hash: u64) {
-        let i = slot_of(hash, self.shift, self.bits);
-        prefetch(self.base.wrapping_add(i * self.size) as *const u8);
+        prefetch(self.slot_address(hash) as *const u8);
     }
 
     /// [`SlotView::prefetch_hash`] when `fetch`, else a fetch of the idle view's line (see
     /// [`SlotView::idle`]): no branch.
     #[inline(always)]
     pub fn prefetch_hash_if(&self, hash: u64, fetch: bool) {
-        let i = slot_of(hash, self.shift, self.bits);
-        let at = self.base.wrapping_add(i * self.size);
-        prefetch(std::hint::select_unpredictable(fetch, at, IDLE_LINE.as_ptr() as usize) as *const u8);
+        let at = std::hint::select_unpredictable(fetch, self.slot_address(hash), IDLE_LINE.as_ptr() as usize);
+        prefetch(at as *const u8);
+    }
+
+    /// The address of the table slot of a key whose [`key_hash`] is `hash`.
+    #[inline(always)]
+    fn slot_address(&self, hash: u64) -> usize {
+        self.base.wrapping_add(slot_of(hash, self.shift, self.bits) * self.size)
     }
 }
 
@@ -758,7 +762,7 @@ mod tests {
     fn an_idle_view_fetches_its_one_line_whatever_the_hash() {
         let v = SlotView::idle();
         for hash in [0, 1, 1 << 63, u64::MAX, 0x9e37_79b9_7f4a_7c15] {
-            let at = v.base.wrapping_add(slot_of(hash, v.shift, v.bits) * v.size);
+            let at = v.slot_address(hash);
             assert_eq!(at, IDLE_LINE.as_ptr() as usize);
         }
     }

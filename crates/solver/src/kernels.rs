@@ -491,6 +491,9 @@ pub(crate) struct Letters<K, C> {
     received: Vec<Letter<K, C>>,
     /// The thread's own shards, in order.
     own: Vec<usize>,
+    /// The one shard the thread owns, when it owns one (as many threads as shards, the usual
+    /// case): its successors are then told from the others by one comparison ([`in_shard`]).
+    solo: Option<usize>,
     /// The one shard the thread does not own, when there is one (two shards, two threads).
     other: Option<usize>,
     /// `local[s]`: 1 + the place of shard `s` in `own`, or 0 for a shard another thread owns.
@@ -508,6 +511,7 @@ impl<K, C> Default for Letters<K, C> {
             spare: Vec::new(),
             received: Vec::new(),
             own: Vec::new(),
+            solo: None,
             other: None,
             local: Vec::new(),
             views: Vec::new(),
@@ -528,6 +532,7 @@ impl<K: PackedKey, C: Tally> Letters<K, C> {
         for (j, &s) in self.own.iter().enumerate() {
             self.local[s] = j as u32 + 1;
         }
+        self.solo = if let [s] = self.own[..] { Some(s) } else { None };
         let mut others = (0..shards).filter(|&s| self.local[s] == 0);
         self.other = others.next().filter(|_| others.next().is_none());
         self.views.clear();
@@ -547,14 +552,10 @@ pub(crate) struct Owned<'a, 'b, K: PackedKey, C: Tally> {
     mine: Vec<std::sync::MutexGuard<'a, &'b mut frontier::CountSet<K, C>>>,
     /// The number of shards' logarithm (a key's shard is the top bits of its hash).
     shard_bits: u32,
-    /// The one shard the thread owns, when it owns one (as many threads as shards, the usual
-    /// case), else `usize::MAX`: its successors are then told from the others by one
-    /// comparison, and their slots prefetched through `solo_view`, not through a table.
-    solo: usize,
-    /// Where the slots of shard `solo` are (kept up to date as `views`).
+    /// Where the slots of the thread's one shard are (`letters.solo`, when it owns one; kept up
+    /// to date as `letters.views`): its successors' slots are prefetched through it, not
+    /// through the table of views.
     solo_view: frontier::SlotView,
-    /// `63 - shard_bits`: a key's shard is `hash >> 1 >> solo_shift` (no branch for one shard).
-    solo_shift: u32,
     post: &'a Post<K, C>,
     letters: &'a mut Letters<K, C>,
 }
@@ -570,10 +571,8 @@ impl<'a, 'b, K: PackedKey, C: Tally> Owned<'a, 'b, K, C> {
     ) -> Self {
         debug_assert!(shards.len() == 1 << shard_bits && letters.local.len() == shards.len());
         let mine = letters.own.iter().map(|&s| shards[s].lock().unwrap_or_else(|e| e.into_inner())).collect();
-        let solo = if let [s] = letters.own[..] { s } else { usize::MAX };
         let solo_view = frontier::SlotView::idle();
-        let solo_shift = 63 - shard_bits;
-        let mut owned = Owned { mine, shard_bits, solo, solo_view, solo_shift, post, letters };
+        let mut owned = Owned { mine, shard_bits, solo_view, post, letters };
         owned.update_views();
         owned
     }
@@ -653,12 +652,18 @@ impl<K: PackedKey, C: Tally> Owned<'_, '_, K, C> {
     /// Whether the successor whose key's hash is `hash` goes into one of the thread's shards.
     #[inline(always)]
     fn keeps(&self, hash: u64) -> bool {
-        if self.solo != usize::MAX {
-            (hash >> 1 >> self.solo_shift) as usize == self.solo
-        } else {
-            self.letters.local[frontier::shard_of_hash(hash, self.shard_bits)] != 0
+        match self.letters.solo {
+            Some(solo) => in_shard(hash, self.shard_bits, solo),
+            None => self.letters.local[frontier::shard_of_hash(hash, self.shard_bits)] != 0,
         }
     }
+}
+
+/// Whether a key whose hash is `hash` is in shard `s` of `2^shard_bits` (the top bits of the
+/// hash), by one shift and comparison: no branch, whatever the number of shards.
+#[inline(always)]
+fn in_shard(hash: u64, shard_bits: u32, s: usize) -> bool {
+    (hash >> 1 >> (63 - shard_bits)) as usize == s
 }
 
 impl<K: PackedKey, C: Tally> Sink<K, C> for Owned<'_, '_, K, C> {
@@ -666,8 +671,8 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for Owned<'_, '_, K, C> {
     /// branch.
     #[inline(always)]
     fn prefetch_hash(&self, hash: u64) {
-        if self.solo != usize::MAX {
-            self.solo_view.prefetch_hash_if(hash, self.keeps(hash));
+        if let Some(solo) = self.letters.solo {
+            self.solo_view.prefetch_hash_if(hash, in_shard(hash, self.shard_bits, solo));
         } else {
             self.letters.views[frontier::shard_of_hash(hash, self.shard_bits)].prefetch_hash(hash);
         }
@@ -680,16 +685,16 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for Owned<'_, '_, K, C> {
     #[inline(always)]
     fn insert(&mut self, batch: &mut [(u64, K, C)]) {
         let mut kept = 0;
-        if let (true, Some(other)) = (self.solo != usize::MAX, self.letters.other) {
+        if let (Some(solo), Some(other)) = (self.letters.solo, self.letters.other) {
             // Without a branch: each successor is written to both places, and only the list
             // it belongs to grows.
-            let (solo, shift) = (self.solo, self.solo_shift);
+            let shard_bits = self.shard_bits;
             let block = &mut self.letters.blocks[other].0;
             let mut away = block.len();
             block.resize(away + batch.len(), (K::ZERO, C::zero()));
             for j in 0..batch.len() {
                 let (hash, key, counts) = batch[j];
-                let keep = (hash >> 1 >> shift) as usize == solo;
+                let keep = in_shard(hash, shard_bits, solo);
                 batch[kept] = (hash, key, counts);
                 block[away] = (key, counts);
                 kept += usize::from(keep);
@@ -949,4 +954,20 @@ pub(crate) fn last<R: Rules, W: Weights>(
         weights.end_successors(rules, &mut acc, &n, k);
     }
     c.acc = acc;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_shard_agrees_with_the_shard_of_a_hash() {
+        for bits in 0..=12 {
+            for hash in [0, 1, 1 << 63, u64::MAX, 0x9e37_79b9_7f4a_7c15, 0x0123_4567_89ab_cdef] {
+                let s = frontier::shard_of_hash(hash, bits);
+                assert!(in_shard(hash, bits, s), "hash {hash:#x}, {bits} bits");
+                assert!(!in_shard(hash, bits, s ^ 1), "hash {hash:#x}, {bits} bits");
+            }
+        }
+    }
 }

@@ -418,7 +418,7 @@ impl<K: PackedKey, C: Tally> Post<K, C> {
     }
 
     /// Moves every block waiting for shard `s` to `into`.
-    pub(crate) fn take_all(&self, s: usize, into: &mut Vec<Letter<K, C>>) {
+    fn take_all(&self, s: usize, into: &mut Vec<Letter<K, C>>) {
         let mailbox = &self.boxes[s];
         let mut blocks = mailbox.blocks.lock().unwrap_or_else(|e| e.into_inner());
         mailbox.waiting.store(false, std::sync::atomic::Ordering::Relaxed);
@@ -648,17 +648,6 @@ impl<'a, 'b, K: PackedKey, C: Tally> Owned<'a, 'b, K, C> {
     }
 }
 
-impl<K: PackedKey, C: Tally> Owned<'_, '_, K, C> {
-    /// Whether the successor whose key's hash is `hash` goes into one of the thread's shards.
-    #[inline(always)]
-    fn keeps(&self, hash: u64) -> bool {
-        match self.letters.solo {
-            Some(solo) => in_shard(hash, self.shard_bits, solo),
-            None => self.letters.local[frontier::shard_of_hash(hash, self.shard_bits)] != 0,
-        }
-    }
-}
-
 /// Whether a key whose hash is `hash` is in shard `s` of `2^shard_bits` (the top bits of the
 /// hash), by one shift and comparison: no branch, whatever the number of shards.
 #[inline(always)]
@@ -705,11 +694,11 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for Owned<'_, '_, K, C> {
         } else {
             for j in 0..batch.len() {
                 let (hash, key, counts) = batch[j];
-                if self.keeps(hash) {
+                let s = frontier::shard_of_hash(hash, self.shard_bits);
+                if self.letters.local[s] != 0 {
                     batch[kept] = (hash, key, counts);
                     kept += 1;
                 } else {
-                    let s = frontier::shard_of_hash(hash, self.shard_bits);
                     self.letters.blocks[s].push((key, counts));
                     self.post_full(s);
                 }

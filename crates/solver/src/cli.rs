@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use clap::{Parser, ValueEnum};
 use serde::Serialize;
 
-use crate::{parse_bytes, solve_observed, Answer, DepthStats, Level, Options, Problem, MAX_THREADS};
+use crate::{parse_bytes, solve_observed, Answer, DepthStats, Fill, Level, Options, Problem, MAX_THREADS};
 
 /// Exact enumerator of Cephalopod game positions: the sum, over every sequence of DEPTH moves
 /// from the given board (fewer when it fills), of the final board's hash, modulo 2^30.
@@ -28,6 +28,10 @@ pub struct Args {
     /// Use the general path even on the 3x3 board.
     #[arg(long)]
     pub general: bool,
+    /// How several threads fill a next frontier held in memory. The answer never depends on
+    /// it.
+    #[arg(long, value_enum, default_value_t, value_name = "WAY")]
+    pub fill: Fill,
     /// Do not reduce by symmetry (slower; for cross-checks).
     #[arg(long)]
     pub no_symmetry: bool,
@@ -311,6 +315,7 @@ fn options(args: &Args) -> Options {
         threads: args.threads,
         backend: args.backend.level(),
         general: args.general,
+        fill: args.fill,
         no_symmetry: args.no_symmetry,
         lanes: args.lanes,
         all_depths: args.all_depths,

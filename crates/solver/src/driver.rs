@@ -22,6 +22,10 @@
 //!   set has a shard a thread, which only that thread fills; every thread runs `direct`,
 //!   inserting its own shard's successors and posting the others' to their owners a block at
 //!   a time ([`Owned`]);
+//! * **one lock** (the same, frontiers up to [`crate::fill::ONE_LOCK_MAX`] positions): every
+//!   thread runs `direct` into the one next set, behind one lock, a batch at a time while the
+//!   lock is free ([`OneLock`]). Which of the two fills a run's depths is measured on its
+//!   first parallel depths ([`crate::fill`]);
 //! * **blocks** (several threads, partitions on disk): chunks expanded into records bucketed
 //!   by the next frontier's shard, then each shard filled from every chunk's bucket (or its
 //!   records sent to the outbox), a block of chunks at a time.
@@ -46,8 +50,11 @@ use crate::budget::{Budget, Need, Plan};
 use crate::checkpoint::{Checkpoint, Identity, Manifest};
 use crate::cluster::{self, Cluster, Ranks};
 use crate::dispatch;
+use crate::fill::{self, Fill};
 use crate::home::{self, Away, Outbox, Part, Place, Pool, Scratch};
-use crate::kernels::{add, own_hash, Batch, Chunk, Deal, Letters, Lined, Owned, Post, Routed, Split};
+use crate::kernels::{
+    add, own_hash, Batch, Chunk, Deal, Letters, Lined, OneLock, Owned, Post, Routed, Split,
+};
 use crate::stats::{peak_memory, DepthStats, Observer, RankSpread, RankSummary};
 use crate::weights::Weights;
 
@@ -124,6 +131,11 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     batches: PerWorker<Batch<R::Key, W::Count>>,
     /// The buffers of an [`Owned`] fill, one a worker thread, kept like `batches`.
     letters: PerWorker<Letters<R::Key, W::Count>>,
+    /// The successors waiting for a [`OneLock`] fill's lock, one batch a worker thread, kept
+    /// like `batches`.
+    waiting: PerWorker<Batch<R::Key, W::Count>>,
+    /// How parallel depths whose next frontier stays in memory fill it.
+    fill: fill::Choice,
     /// Sets that merge partitions on disk, one a worker, kept from depth to depth.
     merge_sets: Vec<Mutex<CountSet<R::Key, W::Count>>>,
     /// Positions of the last depth per position of the one before: sizes the next tables.
@@ -150,6 +162,8 @@ pub(crate) struct RunConfig {
     pub all_depths: bool,
     /// Distinct boards at every depth.
     pub count_boards: bool,
+    /// How several threads fill a next frontier that stays in memory.
+    pub fill: Fill,
 }
 
 /// Where a search is: the depths done and what they found, the peak memory as last read.
@@ -185,7 +199,9 @@ type PerWorker<T> = Vec<Lined<Mutex<T>>>;
 #[derive(Clone, Copy, Debug)]
 struct Mode {
     parallel: bool,
-    owned: bool,
+    /// With the whole next frontier in memory, on several threads: how they fill it (never
+    /// [`Fill::Auto`]).
+    fill: Option<Fill>,
     shard_bits: u32,
     threads: usize,
     /// With several ranks: records of mail a rank holds before it exchanges them.
@@ -218,6 +234,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             chunks: Vec::new(),
             batches: Vec::new(),
             letters: Vec::new(),
+            waiting: Vec::new(),
+            fill: fill::Choice::new(Fill::Auto),
             merge_sets: Vec::new(),
             growth: 4.0,
             fanout: 8.0,
@@ -243,6 +261,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     ) -> Result<Outcome> {
         let (rules, weights) = (self.rules, self.weights);
         self.count_boards = config.count_boards;
+        self.fill = fill::Choice::new(config.fill);
         let mut out = Outcome::default();
         let (done, states) = match resume {
             Some(m) => {
@@ -682,23 +701,22 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let remote = self.ranks.n > 1;
         // One source into a next frontier wholly in memory: the in-memory engine as it is.
         let single = !plan.spills() && self.away.is_empty() && !remote;
-        // With the whole frontier in memory, each thread fills a shard of its own (owned);
-        // else records go through shards, a block at a time.
-        let owned = parallel && single;
-        let shard_bits = if owned {
-            threads.next_power_of_two().trailing_zeros()
-        } else if parallel {
-            shard_bits_for(total, position, threads)
-        } else {
-            0
+        // With the whole frontier in memory, each thread fills a shard of its own (owned) or
+        // all fill one set (one lock); else records go through shards, a block at a time.
+        let fill = (parallel && single).then(|| self.fill.pick(total));
+        let shard_bits = match fill {
+            Some(Fill::Owned) => threads.next_power_of_two().trailing_zeros(),
+            Some(_) => 0,
+            None if parallel => shard_bits_for(total, position, threads),
+            None => 0,
         };
         let resident = plan.resident as f64 / plan.parts() as f64;
         let expect =
             (total as f64 * self.growth * 1.2 * resident / (1u64 << shard_bits) as f64) as usize + 16;
         let mail = self.budget.mail_bytes() / home::mail_record::<R::Key, W::Count>();
-        let mode = Mode { parallel, owned, shard_bits, threads, mail, expect };
+        let mode = Mode { parallel, fill, shard_bits, threads, mail, expect };
         self.next.resize_shards(shard_bits);
-        if !owned {
+        if fill != Some(Fill::Owned) {
             // Each shard cleared by one thread (in an owned fill, by its owner).
             for_each_mut(parallel, self.next.shards_mut(), |_, s| s.reset(shard_bits, expect));
         }
@@ -863,7 +881,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         outbox: Option<&Outbox<R::Key, W::Count>>,
         ended_paths: &mut u32,
     ) -> (W::Sum, usize) {
-        let Mode { parallel, owned, shard_bits, threads, mail, expect } = *mode;
+        let Mode { parallel, fill, shard_bits, threads, mail, expect } = *mode;
         let (cluster, remote) = (self.cluster, self.ranks.n > 1);
         let count_boards = self.count_boards;
         self.plan_chunks(1);
@@ -884,47 +902,79 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             self.batches.resize_with(threads, Default::default);
         }
         let batches = &self.batches;
-        if owned {
-            // Every thread expands chunks straight into the shards it owns, and posts the
-            // successors of the others' shards to them (see [`Owned`]).
+        if let Some(fill) = fill {
             let t0 = Instant::now();
-            // One thread's buffers a worker of the pool (whose size is `threads`).
-            self.letters.resize_with(threads, Default::default);
-            for (me, letters) in self.letters.iter_mut().enumerate() {
-                letters.get_mut().unwrap_or_else(|e| e.into_inner()).prepare(1 << shard_bits, me, threads);
-            }
-            let post = Post::new(1 << shard_bits);
-            let sets: Vec<_> = next.shards_mut().iter_mut().map(Mutex::new).collect();
-            let letters = &self.letters;
-            // A chunk to the thread that filled its source shard (shard `s` by thread
-            // `s % threads`, as at every owned depth).
+            // A chunk first to the thread that filled its source shard (shard `s` by thread
+            // `s % threads`, as at every owned depth): its slots are in that core's caches.
             let owner: Vec<usize> = self.chunks.iter().map(|c| c.shard % threads).collect();
             let deal = Deal::new(&owner, threads);
             let chunks: Vec<_> = self.chunks.iter_mut().map(Mutex::new).collect();
-            let done = AtomicUsize::new(0);
-            rayon::broadcast(|ctx| {
-                let me = ctx.index();
-                // Each thread clears the shards it owns: their tables are then in its caches.
-                for s in (me..sets.len()).step_by(threads) {
-                    sets[s].lock().unwrap_or_else(|e| e.into_inner()).reset(shard_bits, expect);
-                }
-                // Each worker its own buffers and shards: no lock is contended.
+            // Thread `me` expands the chunks dealt to it into `sink`.
+            let expand_dealt = |me: usize,
+                                sink: &mut dyn FnMut(
+                &mut Chunk<R::Key, W::Sum>,
+                &mut Batch<R::Key, W::Count>,
+            ) -> usize| {
+                // Each worker its own buffers: no lock is contended.
                 let batch = &mut *batches[me % batches.len()].lock().unwrap_or_else(|e| e.into_inner());
-                let letters = &mut *letters[me].lock().unwrap_or_else(|e| e.into_inner());
-                let mut sink = Owned::new(&sets, shard_bits, &post, letters);
                 while let Some(i) = deal.next(me) {
                     let c = &mut **chunks[i].lock().unwrap_or_else(|e| e.into_inner());
-                    c.records = dispatch::direct(rules, weights, cur, c, &mut sink, batch, count_boards);
+                    c.records = sink(c, batch);
                 }
-                sink.finish(&done, threads);
-            });
+            };
+            if fill == Fill::Owned {
+                // Every thread expands chunks straight into the shards it owns, and posts the
+                // successors of the others' shards to them (see [`Owned`]).
+                // One thread's buffers a worker of the pool (whose size is `threads`).
+                self.letters.resize_with(threads, Default::default);
+                for (me, letters) in self.letters.iter_mut().enumerate() {
+                    letters.get_mut().unwrap_or_else(|e| e.into_inner()).prepare(
+                        1 << shard_bits,
+                        me,
+                        threads,
+                    );
+                }
+                let post = Post::new(1 << shard_bits);
+                let sets: Vec<_> = next.shards_mut().iter_mut().map(Mutex::new).collect();
+                let letters = &self.letters;
+                let done = AtomicUsize::new(0);
+                rayon::broadcast(|ctx| {
+                    let me = ctx.index();
+                    // Each thread clears the shards it owns: their tables are then in its caches.
+                    for s in (me..sets.len()).step_by(threads) {
+                        sets[s].lock().unwrap_or_else(|e| e.into_inner()).reset(shard_bits, expect);
+                    }
+                    let letters = &mut *letters[me].lock().unwrap_or_else(|e| e.into_inner());
+                    let mut sink = Owned::new(&sets, shard_bits, &post, letters);
+                    expand_dealt(me, &mut |c, batch| {
+                        dispatch::direct(rules, weights, cur, c, &mut sink, batch, count_boards)
+                    });
+                    sink.finish(&done, threads);
+                });
+            } else {
+                // Every thread expands chunks straight into the one set, behind one lock (see
+                // [`OneLock`]).
+                self.waiting.resize_with(threads, Default::default);
+                let set = Mutex::new(next.shard_mut(0));
+                let waiting = &self.waiting;
+                rayon::broadcast(|ctx| {
+                    let me = ctx.index();
+                    let waiting = &mut *waiting[me].lock().unwrap_or_else(|e| e.into_inner());
+                    let mut sink = OneLock::new(&set, waiting);
+                    expand_dealt(me, &mut |c, batch| {
+                        dispatch::direct(rules, weights, cur, c, &mut sink, batch, count_boards)
+                    });
+                    sink.finish();
+                });
+            }
             drop(chunks);
-            drop(sets);
             for c in self.chunks.iter() {
                 records += c.records;
                 gather(c, &mut self.ended);
             }
-            self.phase_seconds[0] += t0.elapsed().as_secs_f64();
+            let seconds = t0.elapsed().as_secs_f64();
+            self.phase_seconds[0] += seconds;
+            self.fill.record(seconds, records as u64);
         } else if parallel {
             // A block of chunks is expanded, then inserted, before the next: the records in
             // flight (and the memory they need) stay bounded.
@@ -1092,21 +1142,18 @@ mod tests {
     use crate::weights::{Lanes, Orbits};
     use state::{Grid, Level, Shape};
 
-    /// An owned fill gives, depth by depth, the frontier that one thread makes: on two threads
-    /// (a shard each) and on three (four shards: one thread owns two), over `depths` depths
-    /// from `cells`. Positions compare as the bytes of their keys and counts.
-    fn owned_fills_match_one_thread<R: Rules, W: Weights>(
-        rules: &R,
-        weights: W,
-        cells: &[u8],
-        depths: usize,
-    ) {
+    /// Every fill of several threads (owned, one lock, and the trials of both) gives, depth by
+    /// depth, the frontier that one thread makes: on two threads (for an owned fill, a shard
+    /// each) and on three (four shards: one thread owns two), over `depths` depths from
+    /// `cells`. Positions compare as the bytes of their keys and counts.
+    fn fills_match_one_thread<R: Rules, W: Weights>(rules: &R, weights: W, cells: &[u8], depths: usize) {
         let start = rules.pack(cells);
-        let frontiers = |threads: usize| {
+        let frontiers = |threads: usize, fill: Fill| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| {
                 let mut search =
                     Search::new(rules, weights, Budget::new(None), Storage::default(), &crate::cluster::Solo);
+                search.fill = fill::Choice::new(fill);
                 let (c, t) = rules.canonical(start);
                 search.cur.reset(0, 1);
                 search.cur.shard_mut(0).insert(c, &weights.start(rules, t));
@@ -1126,20 +1173,23 @@ mod tests {
                 frontiers
             })
         };
-        let one = frontiers(1);
-        assert!(one.iter().any(|f| f.len() >= 4 * PARALLEL_MIN), "no depth is parallel on two threads");
-        assert!(one == frontiers(2), "two threads");
-        assert!(one == frontiers(3), "three threads");
+        let one = frontiers(1, Fill::Auto);
+        let parallel = one.iter().filter(|f| f.len() >= PARALLEL_MIN).count();
+        assert!(parallel > fill::TRIALS as usize, "too few depths are parallel on two threads");
+        for fill in [Fill::Owned, Fill::OneLock, Fill::Auto] {
+            assert!(one == frontiers(2, fill), "two threads, {fill:?}");
+            assert!(one == frontiers(3, fill), "three threads, {fill:?}");
+        }
     }
 
     /// 8 lanes in the dense layout, and orbit masses in packed slots (the 3x3's).
     #[test]
-    fn owned_fills_match_one_thread_for_lanes_and_masses() {
+    fn fills_match_one_thread_for_lanes_and_masses() {
         let grid = Grid::<u64>::new(Shape::new(4, 4).unwrap(), Level::Portable);
-        owned_fills_match_one_thread(&grid, Lanes, &[0; 16], 11);
+        fills_match_one_thread(&grid, Lanes, &[0; 16], 13);
         let ring = state::Ring3::new(state::canon::Portable);
         let empty = ring.pack(&[0; 9]);
         const { assert!(CountSet::<u32, frontier::Count34>::PACKED) };
-        owned_fills_match_one_thread(&ring, Orbits::of(&ring, empty).expect("symmetric"), &[0; 9], 26);
+        fills_match_one_thread(&ring, Orbits::of(&ring, empty).expect("symmetric"), &[0; 9], 26);
     }
 }

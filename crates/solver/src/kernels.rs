@@ -2,8 +2,9 @@
 //! set's slots) and a sink for what they produce, generic over the rules and the weights.
 //!
 //! * [`direct`]: successors canonicalised, hashed, their slots prefetched, and inserted in
-//!   batches into a [`Sink`]: the next frontier's one set, a thread's [`Owned`] shards of one
-//!   set (and its post to the other threads'), or a [`Routed`] sink that sends the successors
+//!   batches into a [`Sink`]: the next frontier's one set, alone or behind the [`OneLock`]
+//!   that every thread takes, a thread's [`Owned`] shards of one set (and its post to the
+//!   other threads'), or a [`Routed`] sink that sends the successors
 //!   of partitions kept elsewhere to their [`Outbox`](crate::home::Outbox).
 //! * [`expand`] then [`insert`]: successors as records (canonical key and parent tag) bucketed by
 //!   the next frontier's shard, then each shard filled from every chunk's bucket (or, for
@@ -715,6 +716,79 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for Owned<'_, '_, K, C> {
         }
         self.receive(false);
         self.update_views();
+    }
+}
+
+/// Successors a thread holds for a [`OneLock`] fill's set while another thread inserts, before
+/// it waits for the lock.
+const ONE_LOCK_WAIT: usize = 512;
+
+/// A thread's [`Sink`] into a next frontier of one set behind one lock, which every thread
+/// takes ([`crate::fill::Fill::OneLock`]): a batch goes straight in when the lock is free (its
+/// slots prefetched as it was made), else it waits in the thread's pending batch, which the
+/// next batches join until the lock is free or [`ONE_LOCK_WAIT`] successors wait. Any key and
+/// any counts; no successor is copied for another thread.
+pub(crate) struct OneLock<'a, 'b, K: PackedKey, C: Tally> {
+    set: &'a std::sync::Mutex<&'b mut frontier::CountSet<K, C>>,
+    /// The set's table as it was when the fill began: the threads prefetch through it without
+    /// the lock (a set that grows moves its table: a prefetch through an old view is then
+    /// wasted, never wrong).
+    view: frontier::SlotView,
+    /// The thread's successors waiting for the lock (hash, key, counts).
+    pending: &'a mut Batch<K, C>,
+}
+
+impl<'a, 'b, K: PackedKey, C: Tally> OneLock<'a, 'b, K, C> {
+    /// A thread's sink into `set`, whose successors wait in `pending` (emptied here).
+    pub(crate) fn new(
+        set: &'a std::sync::Mutex<&'b mut frontier::CountSet<K, C>>,
+        pending: &'a mut Batch<K, C>,
+    ) -> Self {
+        let view = set.lock().unwrap_or_else(|e| e.into_inner()).slot_view();
+        pending.clear();
+        OneLock { set, view, pending }
+    }
+
+    /// Inserts the successors still waiting: the thread's part of the fill is done.
+    pub(crate) fn finish(mut self) {
+        self.insert_pending(true);
+    }
+
+    /// Inserts the waiting successors (their slots fetched again: they may have waited long)
+    /// if the lock is free, or whether or not it is (`wait`).
+    #[inline(always)]
+    fn insert_pending(&mut self, wait: bool) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let set = if wait {
+            Some(self.set.lock().unwrap_or_else(|e| e.into_inner()))
+        } else {
+            self.set.try_lock().ok()
+        };
+        if let Some(mut set) = set {
+            set.insert_many_hashed(self.pending, |r| r.0, |r| r.1, |r| r.2);
+            self.pending.clear();
+        }
+    }
+}
+
+impl<K: PackedKey, C: Tally> Sink<K, C> for OneLock<'_, '_, K, C> {
+    #[inline(always)]
+    fn prefetch_hash(&self, hash: u64) {
+        self.view.prefetch_hash(hash);
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, batch: &mut [(u64, K, C)]) {
+        if self.pending.is_empty() {
+            if let Ok(mut set) = self.set.try_lock() {
+                set.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
+                return;
+            }
+        }
+        self.pending.extend_from_slice(batch);
+        self.insert_pending(self.pending.len() >= ONE_LOCK_WAIT);
     }
 }
 

@@ -31,6 +31,7 @@ mod checkpoint;
 pub mod cluster;
 mod dispatch;
 mod driver;
+mod fill;
 mod home;
 mod input;
 mod kernels;
@@ -54,6 +55,7 @@ pub use input::{parse, parse_bytes, InputError, Problem};
 /// and each costs a stack and buffers.
 pub const MAX_THREADS: usize = 1024;
 pub use cluster::{Cluster, InProcess, Solo};
+pub use fill::Fill;
 use stats::Observer;
 pub use stats::{peak_memory, DepthStats, RankSpread, RankSummary};
 
@@ -72,6 +74,9 @@ pub struct Options {
     pub backend: Option<Level>,
     /// Use the general path even on 3x3.
     pub general: bool,
+    /// How several threads fill a next frontier that stays in memory: by default, the faster
+    /// way on this machine, measured on the run's first parallel depths.
+    pub fill: Fill,
     /// Store every board as itself (no canonicalisation): slower, for cross-checks.
     pub no_symmetry: bool,
     /// Keep 8 path counts a position (one per symmetry) even when symmetries fix the start,
@@ -312,7 +317,11 @@ fn run_weighted<R: Rules, W: weights::Weights>(
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
 ) -> anyhow::Result<driver::Outcome> {
-    let config = driver::RunConfig { all_depths: options.all_depths, count_boards: options.count_boards };
+    let config = driver::RunConfig {
+        all_depths: options.all_depths,
+        count_boards: options.count_boards,
+        fill: options.fill,
+    };
     let shape = board.shape();
     // What a checkpoint records of the problem (made only for a run that checkpoints).
     let identity = || checkpoint::Identity {

@@ -1,0 +1,150 @@
+//! How the threads of a parallel depth fill a next frontier that stays in memory, and the
+//! choice between the ways, made by measuring them on the run's own first parallel depths.
+//!
+//! * **Owned** ([`crate::kernels::Owned`]): the next set has a shard a thread, which only that
+//!   thread fills; the successors of the others' shards are posted to their owners a block at
+//!   a time. Every insert runs in parallel, but about half of the successors cross between
+//!   cores.
+//! * **One lock** ([`crate::kernels::OneLock`]): every thread inserts into the one next set,
+//!   behind one lock, a batch at a time while the lock is free. No successor crosses between
+//!   cores in a block, but inserts run one thread at a time.
+//!
+//! Which one is faster depends on the CPU (on the cost of moving cache lines between its
+//! cores) and on the frontier's size: an AMD EPYC (Zen 4 and Zen 5) runs the one-lock fill
+//! faster on the 3x3 boards with a die, an Intel Xeon the owned one (figures in
+//! benches/RESULTS.md). So [`Choice`] runs the first parallel depths both ways, in turn, and
+//! keeps the way that took less time a successor. Both give the same answer and statistics:
+//! only the order of the slots differs, and every sum is a wrapping one.
+
+/// How the threads of a parallel depth fill a next frontier that stays in memory (the
+/// command line's `--fill`). The answer never depends on it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Fill {
+    /// Measured on the run's first parallel depths: each way in turn, then the faster one.
+    #[default]
+    Auto,
+    /// A shard a thread, filled only by that thread; the others' successors posted to them.
+    Owned,
+    /// One set behind one lock, filled by every thread a batch at a time.
+    OneLock,
+}
+
+/// Parallel depths that [`Choice`] runs as trials, the two ways in turn, before it keeps one.
+pub(crate) const TRIALS: u32 = 4;
+
+/// The largest frontier whose next one [`Choice`] may fill behind one lock (unless told to):
+/// past it, inserting (most of it cache misses) takes a large share of a depth's work, and
+/// threads would wait for the lock.
+pub(crate) const ONE_LOCK_MAX: usize = 1 << 18;
+
+/// The fill of a run's parallel depths: the one asked for, or ([`Fill::Auto`]) trials of both
+/// and then the faster.
+#[derive(Clone, Debug)]
+pub(crate) struct Choice {
+    asked: Fill,
+    /// Seconds and successors of the trials so far, owned fill first.
+    trials: [(f64, u64); 2],
+    /// Trials run.
+    tried: u32,
+    /// The way of the trial under way: picked, not yet recorded.
+    trial: Option<Fill>,
+    /// The way kept after the trials.
+    kept: Option<Fill>,
+}
+
+impl Choice {
+    pub(crate) fn new(asked: Fill) -> Self {
+        Choice { asked, trials: [(0.0, 0); 2], tried: 0, trial: None, kept: None }
+    }
+
+    /// How to fill the next frontier of a parallel depth whose frontier has `positions`
+    /// positions (never [`Fill::Auto`]); when the depth is a trial, [`Choice::record`] takes
+    /// its time.
+    pub(crate) fn pick(&mut self, positions: usize) -> Fill {
+        self.trial = None;
+        match (self.asked, self.kept) {
+            (Fill::Auto, _) if positions > ONE_LOCK_MAX => Fill::Owned,
+            (Fill::Auto, Some(kept)) => kept,
+            (Fill::Auto, None) => {
+                // One lock first: on the smaller depths, where it has the better chance.
+                let fill = if self.tried % 2 == 0 { Fill::OneLock } else { Fill::Owned };
+                self.trial = Some(fill);
+                fill
+            }
+            (asked, _) => asked,
+        }
+    }
+
+    /// Takes the time the depth last picked took for `successors` successors, when it was a
+    /// trial; the last trial decides the way kept.
+    pub(crate) fn record(&mut self, seconds: f64, successors: u64) {
+        let Some(fill) = self.trial.take() else { return };
+        let trial = &mut self.trials[usize::from(fill == Fill::OneLock)];
+        trial.0 += seconds;
+        trial.1 += successors;
+        self.tried += 1;
+        if self.tried >= TRIALS {
+            // Seconds a successor, compared without a division: a way with no successors
+            // measured is not kept.
+            let [(owned_s, owned_n), (lock_s, lock_n)] = self.trials;
+            let lock_faster = lock_n > 0 && lock_s * owned_n as f64 <= owned_s * lock_n as f64;
+            self.kept = Some(if lock_faster { Fill::OneLock } else { Fill::Owned });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `TRIALS` trials, each way taking `per` seconds a successor (owned, one lock).
+    fn after_trials(per: [f64; 2]) -> Choice {
+        let mut choice = Choice::new(Fill::Auto);
+        for depth in 0..TRIALS {
+            let fill = choice.pick(1000);
+            assert_ne!(fill, Fill::Auto);
+            let successors = 1000 + 100 * u64::from(depth);
+            let per = per[usize::from(fill == Fill::OneLock)];
+            choice.record(per * successors as f64, successors);
+        }
+        choice
+    }
+
+    #[test]
+    fn trials_alternate_and_the_faster_way_is_kept() {
+        let mut choice = Choice::new(Fill::Auto);
+        let mut seen = Vec::new();
+        for _ in 0..TRIALS {
+            let fill = choice.pick(1000);
+            seen.push(fill);
+            choice.record(1.0, 1000);
+        }
+        assert_eq!(seen, [Fill::OneLock, Fill::Owned, Fill::OneLock, Fill::Owned]);
+        assert_eq!(after_trials([2e-9, 1e-9]).pick(1000), Fill::OneLock);
+        assert_eq!(after_trials([1e-9, 2e-9]).pick(1000), Fill::Owned);
+        // The choice is kept: later depths do not change it.
+        let mut kept = after_trials([1e-9, 2e-9]);
+        assert_eq!(kept.pick(1000), Fill::Owned);
+        kept.record(0.0, 1_000_000);
+        assert_eq!(kept.pick(1000), Fill::Owned);
+    }
+
+    #[test]
+    fn large_frontiers_are_owned_unless_one_lock_is_asked_for() {
+        let mut kept = after_trials([2e-9, 1e-9]);
+        assert_eq!(kept.pick(ONE_LOCK_MAX), Fill::OneLock);
+        assert_eq!(kept.pick(ONE_LOCK_MAX + 1), Fill::Owned);
+        // A large depth is no trial: the trials go on after it.
+        let mut choice = Choice::new(Fill::Auto);
+        assert_eq!(choice.pick(ONE_LOCK_MAX + 1), Fill::Owned);
+        choice.record(1.0, 10);
+        assert_eq!(choice.pick(10), Fill::OneLock);
+        for asked in [Fill::Owned, Fill::OneLock] {
+            let mut choice = Choice::new(asked);
+            for positions in [10, ONE_LOCK_MAX + 1] {
+                assert_eq!(choice.pick(positions), asked);
+                choice.record(1.0, 10);
+            }
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! and property tests comparing the real solver with it.
 
 use proptest::prelude::*;
-use solver::{solve, Board, Level, Options, Shape};
+use solver::{solve, Board, Fill, Level, Options, Shape};
 
 #[path = "common/reference.rs"]
 mod plain;
@@ -207,22 +207,27 @@ fn all_depths_match_separate_runs() {
 }
 
 /// Frontiers past the parallel threshold: one thread inserts straight into one set, several
-/// each into a shard of its own, posting the others' successors to them (owned). All must
-/// agree at every depth, in every statistic, for starts with and without symmetry, 8 lanes or
-/// one mass, keys of every width.
+/// each into a shard of its own, posting the others' successors to them (owned), or all into
+/// one set behind one lock, or the way measured faster (the default). All must agree at every
+/// depth, in every statistic, for starts with and without symmetry, 8 lanes or one mass, keys
+/// of every width.
 #[test]
-fn one_thread_and_owned_paths_agree() {
+fn one_thread_and_parallel_fills_agree() {
     // 8 lanes on the empty 4x4: frontiers past 2^15 positions (parallel on two threads).
     let board = Board::empty(Shape::new(4, 4).unwrap());
-    let o = |threads| Options { lanes: true, ..counted_options(threads) };
-    let (one, two) = (solve(&board, 12, &o(1)).unwrap(), solve(&board, 12, &o(2)).unwrap());
+    let o = |threads, fill| Options { lanes: true, fill, ..counted_options(threads) };
+    let one = solve(&board, 12, &o(1, Fill::Auto)).unwrap();
     let sizes: Vec<u64> = one.stats.iter().map(|s| s.states).collect();
     assert!(sizes.iter().any(|&n| n >= 1 << 17), "no parallel depth: {sizes:?}");
-    // A parallel depth with no separate insertion phase was owned (records have one).
-    let owned = two.stats.windows(2).any(|w| w[0].states >= 1 << 15 && w[1].insert_seconds == 0.0);
-    assert!(owned, "no depth was owned");
-    assert_eq!(one.answers, two.answers);
-    assert_eq!(depth_statistics(&one), depth_statistics(&two));
+    for fill in [Fill::Auto, Fill::Owned, Fill::OneLock] {
+        let two = solve(&board, 12, &o(2, fill)).unwrap();
+        // A parallel depth with no separate insertion phase was filled by direct inserts
+        // (records have one).
+        let direct = two.stats.windows(2).any(|w| w[0].states >= 1 << 15 && w[1].insert_seconds == 0.0);
+        assert!(direct, "{fill:?}: no depth was filled directly");
+        assert_eq!(one.answers, two.answers, "{fill:?}");
+        assert_eq!(depth_statistics(&one), depth_statistics(&two), "{fill:?}");
+    }
 
     for (seed, depth) in [(1u64, 10u32), (7, 11), (12, 10)] {
         let mut cells = boards::random(4, 4, seed, 6);
@@ -266,22 +271,22 @@ fn depth_statistics(a: &solver::Answer) -> Vec<(u64, Option<u64>, u64, u32, u32)
 }
 
 /// On several threads, positions with one orbit mass (the empty 4x4, with `u64` keys beside
-/// their masses, and the empty 3x3, with `u32` keys packed with them) go through owned fills:
-/// every answer and statistic is the one thread's.
+/// their masses, and the empty 3x3, with `u32` keys packed with them) go through owned and
+/// one-lock fills: every answer and statistic is the one thread's.
 #[test]
-fn owned_fills_of_orbit_masses_agree_with_one_thread() {
+fn parallel_fills_of_orbit_masses_agree_with_one_thread() {
     for (shape, depth) in [(Shape::new(4, 4).unwrap(), 14), (Shape::SQUARE3, 30)] {
         let board = Board::empty(shape);
-        let run = |threads| counted_run(&board, depth, threads);
-        let one = run(1);
-        for threads in [2, 3] {
-            let many = run(threads);
+        let one = counted_run(&board, depth, 1);
+        for (threads, fill) in [(2, Fill::Owned), (2, Fill::OneLock), (3, Fill::Owned), (3, Fill::OneLock)] {
+            let many = solve(&board, depth, &Options { fill, ..counted_options(threads) }).unwrap();
             // A depth expanded in parallel (a frontier past the threshold) with no separate
-            // insertion phase was an owned fill.
-            let owned = many.stats.windows(2).any(|w| w[0].states >= 1 << 16 && w[1].insert_seconds == 0.0);
-            assert!(owned, "{shape}, {threads} threads: no depth was an owned fill");
-            assert_eq!(one.answers, many.answers, "{shape}, {threads} threads");
-            assert_eq!(depth_statistics(&one), depth_statistics(&many), "{shape}, {threads} threads");
+            // insertion phase was filled by direct inserts.
+            let direct = many.stats.windows(2).any(|w| w[0].states >= 1 << 16 && w[1].insert_seconds == 0.0);
+            let case = format!("{shape}, {threads} threads, {fill:?}");
+            assert!(direct, "{case}: no depth was filled directly");
+            assert_eq!(one.answers, many.answers, "{case}");
+            assert_eq!(depth_statistics(&one), depth_statistics(&many), "{case}");
         }
     }
 }

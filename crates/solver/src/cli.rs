@@ -458,7 +458,7 @@ fn mpi_main(args: &Args) -> ExitCode {
 /// The `--stats` table.
 fn stats_table(problem: &Problem, answer: &Answer) -> String {
     let mut out = format!(
-        "# {} board, depth {}, path {}, backend {}\n{:>6} {:>12} {:>14} {:>12} {:>12} {:>10} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9}\n",
+        "# {} board, depth {}, path {}, backend {}\n{:>6} {:>12} {:>14} {:>12} {:>12} {:>10} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>8}\n",
         problem.board.shape(),
         problem.depth,
         answer.path,
@@ -474,11 +474,12 @@ fn stats_table(problem: &Problem, answer: &Answer) -> String {
         "insert",
         "peak_MiB",
         "write_MiB",
-        "read_MiB"
+        "read_MiB",
+        "fill"
     );
     for s in &answer.stats {
         out += &format!(
-            "{:>6} {:>12} {:>14} {:>12} {:>12} {:>10} {:>9.4} {:>9.4} {:>9.4} {:>8.1} {:>9.1} {:>9.1}\n",
+            "{:>6} {:>12} {:>14} {:>12} {:>12} {:>10} {:>9.4} {:>9.4} {:>9.4} {:>8.1} {:>9.1} {:>9.1} {:>8}\n",
             s.depth,
             s.states,
             s.boards.map_or("-".to_string(), |b| b.to_string()),
@@ -490,7 +491,12 @@ fn stats_table(problem: &Problem, answer: &Answer) -> String {
             s.insert_seconds,
             s.peak_memory as f64 / (1 << 20) as f64,
             s.bytes_written as f64 / (1 << 20) as f64,
-            s.bytes_read as f64 / (1 << 20) as f64
+            s.bytes_read as f64 / (1 << 20) as f64,
+            match s.fill {
+                Some(Fill::Owned) => "owned",
+                Some(Fill::OneLock) => "one-lock",
+                _ => "-",
+            }
         );
     }
     if answer.ranks.len() > 1 {

@@ -704,6 +704,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         // With the whole frontier in memory, each thread fills a shard of its own (owned) or
         // all fill one set (one lock); else records go through shards, a block at a time.
         let fill = (parallel && single).then(|| self.fill.pick(total));
+        stats.fill = fill;
         let shard_bits = match fill {
             Some(Fill::Owned) => threads.next_power_of_two().trailing_zeros(),
             Some(_) => 0,
@@ -1186,7 +1187,7 @@ mod tests {
     #[test]
     fn fills_match_one_thread_for_lanes_and_masses() {
         let grid = Grid::<u64>::new(Shape::new(4, 4).unwrap(), Level::Portable);
-        fills_match_one_thread(&grid, Lanes, &[0; 16], 13);
+        fills_match_one_thread(&grid, Lanes, &[0; 16], 15);
         let ring = state::Ring3::new(state::canon::Portable);
         let empty = ring.pack(&[0; 9]);
         const { assert!(CountSet::<u32, frontier::Count34>::PACKED) };

@@ -18,7 +18,9 @@
 
 /// How the threads of a parallel depth fill a next frontier that stays in memory (the
 /// command line's `--fill`). The answer never depends on it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
 pub enum Fill {
     /// Measured on the run's first parallel depths: each way in turn, then the faster one.
     #[default]
@@ -30,7 +32,11 @@ pub enum Fill {
 }
 
 /// Parallel depths that [`Choice`] runs as trials, the two ways in turn, before it keeps one.
-pub(crate) const TRIALS: u32 = 4;
+pub(crate) const TRIALS: u32 = 6;
+
+/// The first trials, one each way, whose times [`Choice`] does not count: the first parallel
+/// depth also starts the thread pool, and each way's first depth makes its buffers.
+const WARM_UP: u32 = 2;
 
 /// The largest frontier whose next one [`Choice`] may fill behind one lock (unless told to):
 /// past it, inserting (most of it cache misses) takes a large share of a depth's work, and
@@ -79,9 +85,11 @@ impl Choice {
     /// trial; the last trial decides the way kept.
     pub(crate) fn record(&mut self, seconds: f64, successors: u64) {
         let Some(fill) = self.trial.take() else { return };
-        let trial = &mut self.trials[usize::from(fill == Fill::OneLock)];
-        trial.0 += seconds;
-        trial.1 += successors;
+        if self.tried >= WARM_UP {
+            let trial = &mut self.trials[usize::from(fill == Fill::OneLock)];
+            trial.0 += seconds;
+            trial.1 += successors;
+        }
         self.tried += 1;
         if self.tried >= TRIALS {
             // Seconds a successor, compared without a division: a way with no successors
@@ -97,15 +105,20 @@ impl Choice {
 mod tests {
     use super::*;
 
-    /// Runs `TRIALS` trials, each way taking `per` seconds a successor (owned, one lock).
+    /// Runs `TRIALS` trials, each way taking `per` seconds a successor (owned, one lock),
+    /// but the warm-up trials, which take the other way's time and a second more.
     fn after_trials(per: [f64; 2]) -> Choice {
         let mut choice = Choice::new(Fill::Auto);
         for depth in 0..TRIALS {
             let fill = choice.pick(1000);
             assert_ne!(fill, Fill::Auto);
             let successors = 1000 + 100 * u64::from(depth);
-            let per = per[usize::from(fill == Fill::OneLock)];
-            choice.record(per * successors as f64, successors);
+            let mut way = usize::from(fill == Fill::OneLock);
+            let mut extra = 0.0;
+            if depth < WARM_UP {
+                (way, extra) = (1 - way, 1.0);
+            }
+            choice.record(per[way] * successors as f64 + extra, successors);
         }
         choice
     }
@@ -119,7 +132,7 @@ mod tests {
             seen.push(fill);
             choice.record(1.0, 1000);
         }
-        assert_eq!(seen, [Fill::OneLock, Fill::Owned, Fill::OneLock, Fill::Owned]);
+        assert_eq!(seen, [Fill::OneLock, Fill::Owned].repeat(TRIALS as usize / 2));
         assert_eq!(after_trials([2e-9, 1e-9]).pick(1000), Fill::OneLock);
         assert_eq!(after_trials([1e-9, 2e-9]).pick(1000), Fill::Owned);
         // The choice is kept: later depths do not change it.

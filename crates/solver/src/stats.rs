@@ -1,5 +1,7 @@
 //! What a search reports about each depth, and the process's memory figures.
 
+use crate::Fill;
+
 /// Statistics of one depth of a search (serialisable: the `--json` output's `stats` rows).
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct DepthStats {
@@ -27,8 +29,14 @@ pub struct DepthStats {
     /// Of which expanding the previous frontier (generating and canonicalising successors).
     pub expand_seconds: f64,
     /// Of which inserting records into the new frontier (0 on depths whose expansion inserts
-    /// each successor itself: direct and owned).
+    /// each successor itself: direct, owned and one-lock).
     pub insert_seconds: f64,
+    /// How several threads filled this depth's positions, when each thread inserted the
+    /// successors it made straight into a frontier in memory ([`Fill::Owned`] or
+    /// [`Fill::OneLock`], never [`Fill::Auto`]); `None` on one thread, on small depths (one
+    /// thread too), and where records go through shards (a frontier partly on disk, several
+    /// ranks).
+    pub fill: Option<Fill>,
     /// Peak resident memory of the process so far, in bytes (Linux; 0 elsewhere), as last read:
     /// the driver reads it only after depths long enough for it to have moved, and not after
     /// every one of those (0 until the first read).

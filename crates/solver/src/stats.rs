@@ -31,12 +31,6 @@ pub struct DepthStats {
     /// Of which inserting records into the new frontier (0 on depths whose expansion inserts
     /// each successor itself: direct, owned and one-lock).
     pub insert_seconds: f64,
-    /// How several threads filled this depth's positions, when each thread inserted the
-    /// successors it made straight into a frontier in memory ([`Fill::Owned`] or
-    /// [`Fill::OneLock`], never [`Fill::Auto`]); `None` on one thread, on small depths (one
-    /// thread too), and where records go through shards (a frontier partly on disk, several
-    /// ranks).
-    pub fill: Option<Fill>,
     /// Peak resident memory of the process so far, in bytes (Linux; 0 elsewhere), as last read:
     /// the driver reads it only after depths long enough for it to have moved, and not after
     /// every one of those (0 until the first read).
@@ -46,6 +40,12 @@ pub struct DepthStats {
     pub bytes_written: u64,
     /// Bytes read from disk at this depth.
     pub bytes_read: u64,
+    /// How several threads filled this depth's positions, when each thread inserted the
+    /// successors it made straight into a frontier in memory ([`Fill::Owned`] or
+    /// [`Fill::OneLock`], never [`Fill::Auto`]); `None` on one thread, on small depths (one
+    /// thread too), and where records go through shards (a frontier partly on disk, several
+    /// ranks).
+    pub fill: Option<Fill>,
     /// In a search of several ranks: how the depth was shared out and what the ranks
     /// exchanged (every other figure is then over all ranks: sums, the longest time, the
     /// largest peak memory). `None` for one process.

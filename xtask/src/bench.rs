@@ -178,6 +178,14 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
         Workload::one("corner3x3-d40", corner3).expect("4932872"),
         Workload::one("corner3x3-d40-1thread", corner3).args(&["--threads", "1"]).expect("4932872"),
         Workload::one("corner3x3-d40 (vs 1 thread)", corner3).against(&["--threads", "1"]),
+        Workload::one("corner3x3-d40 --fill one-lock (vs --fill owned)", corner3)
+            .args(&["--fill", "one-lock"])
+            .against(&["--fill", "owned"])
+            .expect("4932872"),
+        Workload::one("empty3x3-d40 --fill one-lock (vs --fill owned)", empty3)
+            .args(&["--fill", "one-lock"])
+            .against(&["--fill", "owned"])
+            .expect("503115192"),
         Workload::one("edge3x3-d40", edge3).expect("48694429"),
         Workload::one("edge3x3-d40 (vs 1 thread)", edge3).against(&["--threads", "1"]),
         Workload::one("empty5x5-d12", empty5_12).general().memory().expect("686111104"),

@@ -195,6 +195,10 @@ pub(crate) struct Outcome {
 /// only its worker takes while threads run.
 type PerWorker<T> = Vec<Lined<Mutex<T>>>;
 
+/// Expands a chunk with a thread's batch buffer into a sink the function holds: returns the
+/// successors it stored.
+type ExpandChunk<'a, K, S, C> = dyn FnMut(&mut Chunk<K, S>, &mut Batch<K, C>) -> usize + 'a;
+
 /// How the next frontier is filled from one source.
 #[derive(Clone, Copy, Debug)]
 struct Mode {
@@ -911,11 +915,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             let deal = Deal::new(&owner, threads);
             let chunks: Vec<_> = self.chunks.iter_mut().map(Mutex::new).collect();
             // Thread `me` expands the chunks dealt to it into `sink`.
-            let expand_dealt = |me: usize,
-                                sink: &mut dyn FnMut(
-                &mut Chunk<R::Key, W::Sum>,
-                &mut Batch<R::Key, W::Count>,
-            ) -> usize| {
+            let expand_dealt = |me: usize, sink: &mut ExpandChunk<'_, R::Key, W::Sum, W::Count>| {
                 // Each worker its own buffers: no lock is contended.
                 let batch = &mut *batches[me % batches.len()].lock().unwrap_or_else(|e| e.into_inner());
                 while let Some(i) = deal.next(me) {

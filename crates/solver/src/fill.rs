@@ -73,7 +73,7 @@ impl Choice {
             (Fill::Auto, Some(kept)) => kept,
             (Fill::Auto, None) => {
                 // One lock first: on the smaller depths, where it has the better chance.
-                let fill = if self.tried % 2 == 0 { Fill::OneLock } else { Fill::Owned };
+                let fill = if self.tried.is_multiple_of(2) { Fill::OneLock } else { Fill::Owned };
                 self.trial = Some(fill);
                 fill
             }

@@ -1,6 +1,6 @@
 //! What a search reports about each depth, and the process's memory figures.
 
-use crate::Fill;
+use crate::fill::Fill;
 
 /// Statistics of one depth of a search (serialisable: the `--json` output's `stats` rows).
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]

@@ -22,10 +22,10 @@
 //!   set has a shard a thread, which only that thread fills; every thread runs `direct`,
 //!   inserting its own shard's successors and posting the others' to their owners a block at
 //!   a time ([`Owned`]);
-//! * **one lock** (the same, frontiers up to [`crate::fill::ONE_LOCK_MAX`] positions): every
-//!   thread runs `direct` into the one next set, behind one lock, a batch at a time while the
-//!   lock is free ([`OneLock`]). Which of the two fills a run's depths is measured on its
-//!   first parallel depths ([`crate::fill`]);
+//! * **one lock** (the same): every thread runs `direct` into the one next set, behind one
+//!   lock, a batch at a time while the lock is free ([`OneLock`]). Which of the two fills a
+//!   run's depths is measured on its first parallel depths, and again as the frontier grows
+//!   ([`crate::fill`]);
 //! * **blocks** (several threads, partitions on disk): chunks expanded into records bucketed
 //!   by the next frontier's shard, then each shard filled from every chunk's bucket (or its
 //!   records sent to the outbox), a block of chunks at a time.

@@ -11,9 +11,11 @@
 //!
 //! Which one is faster depends on the CPU (on the cost of moving cache lines between its
 //! cores) and on the frontier's size: an AMD EPYC (Zen 4 and Zen 5) runs the one-lock fill
-//! faster on the 3x3 boards with a die, an Intel Xeon the owned one (figures in
-//! benches/RESULTS.md). So [`Choice`] runs the first parallel depths both ways, in turn, and
-//! keeps the way that took less time a successor. Both give the same answer and statistics:
+//! faster on the 3x3 boards with a die and on the empty 4x4, the owned one on the empty 5x5;
+//! an Intel Xeon the owned one on the 3x3 boards (figures in benches/RESULTS.md). So
+//! [`Choice`] runs the first parallel depths both ways, in turn, and keeps the way that took
+//! less time a successor, until the frontier has grown [`RETRY_GROWTH`] times: then it tries
+//! both again. Both give the same answer and statistics:
 //! only the order of the slots differs, and every sum is a wrapping one.
 
 /// How the threads of a parallel depth fill a next frontier that stays in memory (the
@@ -38,13 +40,13 @@ pub(crate) const TRIALS: u32 = 6;
 /// depth also starts the thread pool, and each way's first depth makes its buffers.
 const WARM_UP: u32 = 2;
 
-/// The largest frontier whose next one [`Choice`] may fill behind one lock (unless told to):
-/// past it, inserting (most of it cache misses) takes a large share of a depth's work, and
-/// threads would wait for the lock.
-pub(crate) const ONE_LOCK_MAX: usize = 1 << 18;
+/// How many times its size a frontier grows past the last trials before [`Choice`] tries both
+/// ways again: which is faster changes with the size (with how much of a set the caches
+/// hold).
+pub(crate) const RETRY_GROWTH: usize = 16;
 
 /// The fill of a run's parallel depths: the one asked for, or ([`Fill::Auto`]) trials of both
-/// and then the faster.
+/// and then the faster, tried again as the frontier grows.
 #[derive(Clone, Debug)]
 pub(crate) struct Choice {
     asked: Fill,
@@ -56,11 +58,14 @@ pub(crate) struct Choice {
     trial: Option<Fill>,
     /// The way kept after the trials.
     kept: Option<Fill>,
+    /// The size of the frontier at the last trial: trials come again at [`RETRY_GROWTH`]
+    /// times it.
+    tried_at: usize,
 }
 
 impl Choice {
     pub(crate) fn new(asked: Fill) -> Self {
-        Choice { asked, trials: [(0.0, 0); 2], tried: 0, trial: None, kept: None }
+        Choice { asked, trials: [(0.0, 0); 2], tried: 0, trial: None, kept: None, tried_at: 0 }
     }
 
     /// How to fill the next frontier of a parallel depth whose frontier has `positions`
@@ -68,17 +73,20 @@ impl Choice {
     /// its time.
     pub(crate) fn pick(&mut self, positions: usize) -> Fill {
         self.trial = None;
-        match (self.asked, self.kept) {
-            (Fill::Auto, _) if positions > ONE_LOCK_MAX => Fill::Owned,
-            (Fill::Auto, Some(kept)) => kept,
-            (Fill::Auto, None) => {
-                // One lock first: on the smaller depths, where it has the better chance.
-                let fill = if self.tried.is_multiple_of(2) { Fill::OneLock } else { Fill::Owned };
-                self.trial = Some(fill);
-                fill
-            }
-            (asked, _) => asked,
+        if self.asked != Fill::Auto {
+            return self.asked;
         }
+        match self.kept {
+            Some(kept) if positions / RETRY_GROWTH < self.tried_at => return kept,
+            Some(_) => {
+                // Trials again, with no warm-up: both ways have run.
+                (self.kept, self.trials, self.tried) = (None, [(0.0, 0); 2], WARM_UP);
+            }
+            None => {}
+        }
+        let fill = if self.tried.is_multiple_of(2) { Fill::OneLock } else { Fill::Owned };
+        (self.trial, self.tried_at) = (Some(fill), positions);
+        fill
     }
 
     /// Takes the time the depth last picked took for `successors` successors, when it was a
@@ -143,18 +151,23 @@ mod tests {
     }
 
     #[test]
-    fn large_frontiers_are_owned_unless_one_lock_is_asked_for() {
+    fn trials_come_again_as_the_frontier_grows_unless_a_way_is_asked_for() {
         let mut kept = after_trials([2e-9, 1e-9]);
-        assert_eq!(kept.pick(ONE_LOCK_MAX), Fill::OneLock);
-        assert_eq!(kept.pick(ONE_LOCK_MAX + 1), Fill::Owned);
-        // A large depth is no trial: the trials go on after it.
-        let mut choice = Choice::new(Fill::Auto);
-        assert_eq!(choice.pick(ONE_LOCK_MAX + 1), Fill::Owned);
-        choice.record(1.0, 10);
-        assert_eq!(choice.pick(10), Fill::OneLock);
+        let grown = 1000 * RETRY_GROWTH;
+        assert_eq!(kept.pick(grown - 1), Fill::OneLock);
+        // Grown enough: both ways again (no warm-up), owned now the faster.
+        let mut seen = Vec::new();
+        for depth in 0..TRIALS - WARM_UP {
+            let fill = kept.pick(grown << depth);
+            seen.push(fill);
+            let per = if fill == Fill::Owned { 1e-9 } else { 2e-9 };
+            kept.record(per * 1000.0, 1000);
+        }
+        assert_eq!(seen, [Fill::OneLock, Fill::Owned].repeat(seen.len() / 2));
+        assert_eq!(kept.pick(grown), Fill::Owned);
         for asked in [Fill::Owned, Fill::OneLock] {
             let mut choice = Choice::new(asked);
-            for positions in [10, ONE_LOCK_MAX + 1] {
+            for positions in [10, 10 << 20] {
                 assert_eq!(choice.pick(positions), asked);
                 choice.record(1.0, 10);
             }

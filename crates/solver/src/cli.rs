@@ -492,11 +492,7 @@ fn stats_table(problem: &Problem, answer: &Answer) -> String {
             s.peak_memory as f64 / (1 << 20) as f64,
             s.bytes_written as f64 / (1 << 20) as f64,
             s.bytes_read as f64 / (1 << 20) as f64,
-            match s.fill {
-                Some(Fill::Owned) => "owned",
-                Some(Fill::OneLock) => "one-lock",
-                _ => "-",
-            }
+            s.fill.map_or("-", Fill::name)
         );
     }
     if answer.ranks.len() > 1 {

@@ -33,6 +33,17 @@ pub enum Fill {
     OneLock,
 }
 
+impl Fill {
+    /// Its name on the command line, in the `--stats` table and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fill::Auto => "auto",
+            Fill::Owned => "owned",
+            Fill::OneLock => "one-lock",
+        }
+    }
+}
+
 /// Parallel depths that [`Choice`] runs as trials, the two ways in turn, before it keeps one.
 pub(crate) const TRIALS: u32 = 6;
 
@@ -129,6 +140,14 @@ mod tests {
             choice.record(per[way] * successors as f64 + extra, successors);
         }
         choice
+    }
+
+    /// The names are those that clap and serde derive (`--fill`, JSON).
+    #[test]
+    fn names_match_the_derived_ones() {
+        for fill in [Fill::Auto, Fill::Owned, Fill::OneLock] {
+            assert_eq!(serde_json::to_value(fill).unwrap(), fill.name());
+        }
     }
 
     #[test]

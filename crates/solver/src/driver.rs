@@ -721,9 +721,16 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let mail = self.budget.mail_bytes() / home::mail_record::<R::Key, W::Count>();
         let mode = Mode { parallel, fill, shard_bits, threads, mail, expect };
         self.next.resize_shards(shard_bits);
-        if fill != Some(Fill::Owned) {
-            // Each shard cleared by one thread (in an owned fill, by its owner).
-            for_each_mut(parallel, self.next.shards_mut(), |_, s| s.reset(shard_bits, expect));
+        let shards = self.next.shards_mut();
+        if fill == Some(Fill::Owned) {
+            // Each shard is cleared by its owner, in the fill.
+        } else if parallel && shards.len() < threads {
+            // Fewer shards than threads (the one set of a one-lock fill): every thread clears
+            // pieces of each, instead of one thread the whole table.
+            shards.iter_mut().for_each(|s| s.reset_with(shard_bits, expect, &OnPool));
+        } else {
+            // Each shard cleared by one thread.
+            for_each_mut(parallel, shards, |_, s| s.reset(shard_bits, expect));
         }
         let pool = if plan.spills() { Some(self.storage.pool()?) } else { None };
         let outbox = (plan.spills() || remote).then(|| Outbox::new(plan, pool, self.ranks));
@@ -1080,7 +1087,7 @@ const PEAK_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
 /// same answers and statistics (a test checks it). The twelve public cases, run as a sequence
 /// per binary, are no slower with this value than with twice it, and the 3x3 boards with a
 /// die gain (figures in benches/RESULTS.md).
-const PARALLEL_MIN: usize = 1 << 14;
+const PARALLEL_MIN: usize = 1 << 13;
 
 /// Calls `f(index, item)` on every item: on the thread pool when `parallel` and there is more
 /// than one item, else on the calling thread, in order.
@@ -1089,6 +1096,24 @@ fn for_each_mut<T: Send>(parallel: bool, items: &mut [T], f: impl Fn(usize, &mut
         items.iter_mut().enumerate().for_each(|(i, t)| f(i, t));
     } else {
         items.par_iter_mut().enumerate().for_each(|(i, t)| f(i, t));
+    }
+}
+
+/// Bytes a task of [`OnPool`] clears.
+const ZERO_PIECE: usize = 256 << 10;
+
+/// A [`frontier::Zeroer`] on the thread pool: a table is cleared a piece of [`ZERO_PIECE`]
+/// bytes a task, and fresh pages pre-faulted a piece a task, on every thread.
+struct OnPool;
+
+impl frontier::Zeroer for OnPool {
+    fn zero<T: Copy + Send + Sync>(&self, items: &mut [T], zero: T) {
+        let per = (ZERO_PIECE / std::mem::size_of::<T>().max(1)).max(1);
+        items.par_chunks_mut(per).for_each(|piece| piece.fill(zero));
+    }
+
+    fn each_piece(&self, pieces: usize, f: &(dyn Fn(usize) + Sync)) {
+        (0..pieces).into_par_iter().for_each(f);
     }
 }
 
@@ -1141,6 +1166,21 @@ const SHARE_BYTES: usize = 2 << 20;
 mod tests {
     use super::*;
     use crate::weights::{Lanes, Orbits};
+    use frontier::Zeroer;
+
+    #[test]
+    fn on_pool_clears_every_item_and_visits_every_piece_once() {
+        for len in [0, 1, 1000, ZERO_PIECE / 8 - 1, 3 * ZERO_PIECE / 8 + 5] {
+            let mut items: Vec<u64> = (0..len as u64).map(|i| i | 1).collect();
+            OnPool.zero(&mut items, 0);
+            assert!(items.iter().all(|&x| x == 0), "{len} items");
+        }
+        let seen: Vec<AtomicUsize> = (0..37).map(|_| AtomicUsize::new(0)).collect();
+        OnPool.each_piece(seen.len(), &|i| {
+            seen[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        });
+        assert!(seen.iter().all(|n| n.load(std::sync::atomic::Ordering::Relaxed) == 1));
+    }
     use state::{Grid, Level, Shape};
 
     /// Every fill of several threads (owned, one lock, and the trials of both) gives, depth by

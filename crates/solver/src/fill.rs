@@ -14,7 +14,8 @@
 //! faster on the 3x3 boards with a die and on the empty 4x4, the owned one on the empty 5x5;
 //! an Intel Xeon the owned one on the 3x3 boards (figures in benches/RESULTS.md). So
 //! [`Choice`] runs the first parallel depths both ways, in turn, and keeps the way that took
-//! less time a successor, until the frontier has grown [`RETRY_GROWTH`] times: then it tries
+//! less time a successor (as soon as a pair of trials shows one way [`CLEAR_MARGIN`] times as
+//! fast: each trial of the slower way costs time), until the frontier has grown [`RETRY_GROWTH`] times: then it tries
 //! both again. Both give the same answer and statistics:
 //! only the order of the slots differs, and every sum is a wrapping one.
 
@@ -50,6 +51,11 @@ pub(crate) const TRIALS: u32 = 6;
 /// The first trials, one each way, whose times [`Choice`] does not count: the first parallel
 /// depth also starts the thread pool, and each way's first depth makes its buffers.
 const WARM_UP: u32 = 2;
+
+/// How many times slower a successor of one way must be than one of the other, once both
+/// ways have timed trials, for [`Choice`] to keep the faster before its trials end: a trial of
+/// the slower way costs a depth's worth of that difference.
+const CLEAR_MARGIN: f64 = 1.25;
 
 /// How many times its size a frontier grows past the last trials before [`Choice`] tries both
 /// ways again: which is faster changes with the size (with how much of a set the caches
@@ -110,12 +116,19 @@ impl Choice {
             trial.1 += successors;
         }
         self.tried += 1;
-        if self.tried >= TRIALS {
-            // Seconds a successor, compared without a division: a way with no successors
-            // measured is not kept.
-            let [(owned_s, owned_n), (lock_s, lock_n)] = self.trials;
-            let lock_faster = lock_n > 0 && lock_s * owned_n as f64 <= owned_s * lock_n as f64;
-            self.kept = Some(if lock_faster { Fill::OneLock } else { Fill::Owned });
+        // Seconds a successor, compared without a division: a way with no successors measured
+        // is not kept.
+        let [(owned_s, owned_n), (lock_s, lock_n)] = self.trials;
+        let (owned, lock) = (owned_s * lock_n as f64, lock_s * owned_n as f64);
+        let both = owned_n > 0 && lock_n > 0;
+        if both
+            && self.tried.is_multiple_of(2)
+            && (owned * CLEAR_MARGIN <= lock || lock * CLEAR_MARGIN <= owned)
+        {
+            // A pair of trials has shown one way clearly faster: no more trials of the other.
+            self.kept = Some(if lock < owned { Fill::OneLock } else { Fill::Owned });
+        } else if self.tried >= TRIALS {
+            self.kept = Some(if lock_n > 0 && lock <= owned { Fill::OneLock } else { Fill::Owned });
         }
     }
 }
@@ -160,13 +173,40 @@ mod tests {
             choice.record(1.0, 1000);
         }
         assert_eq!(seen, [Fill::OneLock, Fill::Owned].repeat(TRIALS as usize / 2));
+        // Clearly faster (twice) or barely (a tenth): kept either way.
         assert_eq!(after_trials([2e-9, 1e-9]).pick(1000), Fill::OneLock);
         assert_eq!(after_trials([1e-9, 2e-9]).pick(1000), Fill::Owned);
+        assert_eq!(after_trials([1.1e-9, 1e-9]).pick(1000), Fill::OneLock);
+        assert_eq!(after_trials([1e-9, 1.1e-9]).pick(1000), Fill::Owned);
         // The choice is kept: later depths do not change it.
         let mut kept = after_trials([1e-9, 2e-9]);
         assert_eq!(kept.pick(1000), Fill::Owned);
         kept.record(0.0, 1_000_000);
         assert_eq!(kept.pick(1000), Fill::Owned);
+    }
+
+    /// The ways picked over `TRIALS` depths, each way taking `per` seconds a successor
+    /// (owned, one lock) but in the warm-up.
+    fn picks(per: [f64; 2]) -> Vec<Fill> {
+        let mut choice = Choice::new(Fill::Auto);
+        (0..TRIALS)
+            .map(|depth| {
+                let fill = choice.pick(1000);
+                let way = usize::from(fill == Fill::OneLock);
+                choice.record(if depth < WARM_UP { 1.0 } else { per[way] * 1000.0 }, 1000);
+                fill
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_clearly_faster_way_ends_the_trials_early() {
+        use Fill::{OneLock, Owned};
+        // The first timed pair shows one way [`CLEAR_MARGIN`] times as fast or more: it is kept at once.
+        assert_eq!(picks([1.3e-9, 1e-9]), [OneLock, Owned, OneLock, Owned, OneLock, OneLock]);
+        assert_eq!(picks([1e-9, 1.3e-9]), [OneLock, Owned, OneLock, Owned, Owned, Owned]);
+        // A smaller difference runs every trial.
+        assert_eq!(picks([1.2e-9, 1e-9]), [OneLock, Owned].repeat(TRIALS as usize / 2));
     }
 
     #[test]
@@ -179,7 +219,7 @@ mod tests {
         for depth in 0..TRIALS - WARM_UP {
             let fill = kept.pick(grown << depth);
             seen.push(fill);
-            let per = if fill == Fill::Owned { 1e-9 } else { 2e-9 };
+            let per = if fill == Fill::Owned { 1e-9 } else { 1.1e-9 };
             kept.record(per * 1000.0, 1000);
         }
         assert_eq!(seen, [Fill::OneLock, Fill::Owned].repeat(seen.len() / 2));

@@ -14,8 +14,8 @@
 //! faster on the 3x3 boards with a die and on the empty 4x4, the owned one on the empty 5x5;
 //! an Intel Xeon the owned one on the 3x3 boards (figures in benches/RESULTS.md). So
 //! [`Choice`] runs the first parallel depths both ways, in turn, and keeps the way that took
-//! less time a successor (as soon as a pair of trials shows one way [`CLEAR_MARGIN`] times as
-//! fast: each trial of the slower way costs time), until the frontier has grown [`RETRY_GROWTH`] times: then it tries
+//! less time a successor (as soon as a pair of trials on frontiers of about one size shows one
+//! way [`CLEAR_MARGIN`] times as fast: each trial of the slower way costs time), until the frontier has grown [`RETRY_GROWTH`] times: then it tries
 //! both again. Both give the same answer and statistics:
 //! only the order of the slots differs, and every sum is a wrapping one.
 
@@ -57,6 +57,11 @@ const WARM_UP: u32 = 2;
 /// the slower way costs a depth's worth of that difference.
 const CLEAR_MARGIN: f64 = 1.25;
 
+/// How many times its size the frontier may change between the two trials of a pair for
+/// [`Choice`] to end the trials early ([`CLEAR_MARGIN`]): a successor costs more in a larger
+/// set, so a pair of very different sizes says less about the two ways than about the sizes.
+const STEADY_GROWTH: f64 = 1.5;
+
 /// How many times its size a frontier grows past the last trials before [`Choice`] tries both
 /// ways again: which is faster changes with the size (with how much of a set the caches
 /// hold).
@@ -78,11 +83,21 @@ pub(crate) struct Choice {
     /// The size of the frontier at the last trial: trials come again at [`RETRY_GROWTH`]
     /// times it.
     tried_at: usize,
+    /// The size of the frontier at the trial before.
+    tried_before: usize,
 }
 
 impl Choice {
     pub(crate) fn new(asked: Fill) -> Self {
-        Choice { asked, trials: [(0.0, 0); 2], tried: 0, trial: None, kept: None, tried_at: 0 }
+        Choice {
+            asked,
+            trials: [(0.0, 0); 2],
+            tried: 0,
+            trial: None,
+            kept: None,
+            tried_at: 0,
+            tried_before: 0,
+        }
     }
 
     /// How to fill the next frontier of a parallel depth whose frontier has `positions`
@@ -102,7 +117,7 @@ impl Choice {
             None => {}
         }
         let fill = if self.tried.is_multiple_of(2) { Fill::OneLock } else { Fill::Owned };
-        (self.trial, self.tried_at) = (Some(fill), positions);
+        (self.trial, self.tried_before, self.tried_at) = (Some(fill), self.tried_at, positions);
         fill
     }
 
@@ -121,11 +136,12 @@ impl Choice {
         let [(owned_s, owned_n), (lock_s, lock_n)] = self.trials;
         let (owned, lock) = (owned_s * lock_n as f64, lock_s * owned_n as f64);
         let both = owned_n > 0 && lock_n > 0;
-        if both
-            && self.tried.is_multiple_of(2)
-            && (owned * CLEAR_MARGIN <= lock || lock * CLEAR_MARGIN <= owned)
-        {
-            // A pair of trials has shown one way clearly faster: no more trials of the other.
+        let (small, large) = (self.tried_at.min(self.tried_before), self.tried_at.max(self.tried_before));
+        let steady = large as f64 <= small as f64 * STEADY_GROWTH;
+        let clear = owned * CLEAR_MARGIN <= lock || lock * CLEAR_MARGIN <= owned;
+        if both && steady && clear && self.tried.is_multiple_of(2) {
+            // A pair of trials on frontiers of about one size has shown one way clearly faster:
+            // no more trials of the other.
             self.kept = Some(if lock < owned { Fill::OneLock } else { Fill::Owned });
         } else if self.tried >= TRIALS {
             self.kept = Some(if lock_n > 0 && lock <= owned { Fill::OneLock } else { Fill::Owned });
@@ -207,6 +223,18 @@ mod tests {
         assert_eq!(picks([1e-9, 1.3e-9]), [OneLock, Owned, OneLock, Owned, Owned, Owned]);
         // A smaller difference runs every trial.
         assert_eq!(picks([1.2e-9, 1e-9]), [OneLock, Owned].repeat(TRIALS as usize / 2));
+        // So does a frontier that grows fast, whatever the difference.
+        let mut choice = Choice::new(Fill::Auto);
+        let seen: Vec<Fill> = (0..TRIALS)
+            .map(|depth| {
+                let fill = choice.pick(1000 << depth);
+                let per = if fill == OneLock { 1e-9 } else { 2e-9 };
+                choice.record(if depth < WARM_UP { 1.0 } else { per * 1000.0 }, 1000);
+                fill
+            })
+            .collect();
+        assert_eq!(seen, [OneLock, Owned].repeat(TRIALS as usize / 2));
+        assert_eq!(choice.pick(1000 << TRIALS), OneLock);
     }
 
     #[test]

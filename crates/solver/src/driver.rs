@@ -1087,7 +1087,7 @@ const PEAK_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
 /// same answers and statistics (a test checks it). The twelve public cases, run as a sequence
 /// per binary, are no slower with this value than with twice it, and the 3x3 boards with a
 /// die gain (figures in benches/RESULTS.md).
-const PARALLEL_MIN: usize = 1 << 13;
+const PARALLEL_MIN: usize = 1 << 14;
 
 /// Calls `f(index, item)` on every item: on the thread pool when `parallel` and there is more
 /// than one item, else on the calling thread, in order.

@@ -1167,6 +1167,7 @@ mod tests {
     use super::*;
     use crate::weights::{Lanes, Orbits};
     use frontier::Zeroer;
+    use state::{Grid, Level, Shape};
 
     #[test]
     fn on_pool_clears_every_item_and_visits_every_piece_once() {
@@ -1181,7 +1182,6 @@ mod tests {
         });
         assert!(seen.iter().all(|n| n.load(std::sync::atomic::Ordering::Relaxed) == 1));
     }
-    use state::{Grid, Level, Shape};
 
     /// Every fill of several threads (owned, one lock, and the trials of both) gives, depth by
     /// depth, the frontier that one thread makes: on two threads (for an owned fill, a shard

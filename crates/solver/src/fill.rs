@@ -15,9 +15,9 @@
 //! an Intel Xeon the owned one on the 3x3 boards (figures in benches/RESULTS.md). So
 //! [`Choice`] runs the first parallel depths both ways, in turn, and keeps the way that took
 //! less time a successor (as soon as a pair of trials on frontiers of about one size shows one
-//! way [`CLEAR_MARGIN`] times as fast: each trial of the slower way costs time), until the frontier has grown [`RETRY_GROWTH`] times: then it tries
-//! both again. Both give the same answer and statistics:
-//! only the order of the slots differs, and every sum is a wrapping one.
+//! way [`CLEAR_MARGIN`] times as fast: each trial of the slower way costs time), until the
+//! frontier has grown [`RETRY_GROWTH`] times: then it tries both again. Both give the same
+//! answer and statistics: only the order of the slots differs, and every sum is a wrapping one.
 
 /// How the threads of a parallel depth fill a next frontier that stays in memory (the
 /// command line's `--fill`). The answer never depends on it.
@@ -218,7 +218,8 @@ mod tests {
     #[test]
     fn a_clearly_faster_way_ends_the_trials_early() {
         use Fill::{OneLock, Owned};
-        // The first timed pair shows one way [`CLEAR_MARGIN`] times as fast or more: it is kept at once.
+        // The first timed pair shows one way `CLEAR_MARGIN` times as fast or more: it is kept
+        // at once.
         assert_eq!(picks([1.3e-9, 1e-9]), [OneLock, Owned, OneLock, Owned, OneLock, OneLock]);
         assert_eq!(picks([1e-9, 1.3e-9]), [OneLock, Owned, OneLock, Owned, Owned, Owned]);
         // A smaller difference runs every trial.

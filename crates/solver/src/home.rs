@@ -70,6 +70,12 @@ pub(crate) struct Scratch {
 impl Scratch {
     /// A fresh scratch directory in `work_dir` (the system's temporary directory if `None`).
     pub(crate) fn create(work_dir: Option<&Path>) -> io::Result<Scratch> {
+        // Called before any directory is made: a signal that comes while it is made finds the
+        // watch in place (and the directory in `LIVE`, below).
+        if let Some(first) = ON_FIRST.get() {
+            static CALLED: std::sync::Once = std::sync::Once::new();
+            CALLED.call_once(*first);
+        }
         let parent = work_dir.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
         std::fs::create_dir_all(&parent).map_err(at("cannot create work directory", &parent))?;
         remove_abandoned(&parent);
@@ -80,19 +86,26 @@ impl Scratch {
             .prefix(MAKING_PREFIX)
             .tempdir_in(&parent)
             .map_err(at("cannot create work directory", &parent))?;
-        let lock = File::create(making.path().join(LOCK))
-            .and_then(lock_soon)
-            .map_err(at("cannot lock work directory", making.path()))?;
+        LIVE.lock().unwrap_or_else(|e| e.into_inner()).push(making.path().to_path_buf());
+        let lock = File::create(making.path().join(LOCK)).and_then(lock_soon).map_err(|e| {
+            // `making` removes itself as it drops: it is no longer live.
+            LIVE.lock().unwrap_or_else(|e| e.into_inner()).retain(|d| d != making.path());
+            at("cannot lock work directory", making.path())(e)
+        })?;
         let name = making.path().file_name().expect("a temporary directory has a name").to_string_lossy();
         let path = parent.join(format!("{SCRATCH_PREFIX}{}", &name[MAKING_PREFIX.len()..]));
-        std::fs::rename(making.path(), &path).map_err(at("cannot create work directory", &path))?;
-        // Owned under its final name from here on (removed when dropped, or by
-        // [`remove_live`]).
-        let _ = making.keep();
-        LIVE.lock().unwrap_or_else(|e| e.into_inner()).push(path.clone());
-        if let Some(first) = ON_FIRST.get() {
-            static CALLED: std::sync::Once = std::sync::Once::new();
-            CALLED.call_once(*first);
+        {
+            // Renamed with `LIVE` held, so that `remove_live` finds it under one name or the
+            // other; owned under its final name from here on (removed when dropped, or by
+            // [`remove_live`]).
+            let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+            live.retain(|d| d != making.path());
+            let renamed = std::fs::rename(making.path(), &path);
+            if renamed.is_ok() {
+                let _ = making.keep();
+                live.push(path.clone());
+            }
+            renamed.map_err(at("cannot create work directory", &path))?;
         }
         let pool =
             Arc::new(Pool { dir: path.clone(), free: Mutex::new(Vec::new()), made: AtomicUsize::new(0) });

@@ -721,16 +721,17 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let mail = self.budget.mail_bytes() / home::mail_record::<R::Key, W::Count>();
         let mode = Mode { parallel, fill, shard_bits, threads, mail, expect };
         self.next.resize_shards(shard_bits);
-        let shards = self.next.shards_mut();
-        if fill == Some(Fill::Owned) {
-            // Each shard is cleared by its owner, in the fill.
-        } else if parallel && shards.len() < threads {
-            // Fewer shards than threads (the one set of a one-lock fill): every thread clears
-            // pieces of each, instead of one thread the whole table.
-            shards.iter_mut().for_each(|s| s.reset_with(shard_bits, expect, &OnPool));
-        } else {
-            // Each shard cleared by one thread.
-            for_each_mut(parallel, shards, |_, s| s.reset(shard_bits, expect));
+        if fill != Some(Fill::Owned) {
+            // In an owned fill each shard is cleared by its owner; else on the pool when the
+            // depth is parallel: the shards spread over the threads, and a large one (the one
+            // set of a one-lock fill) in pieces ([`OnPool`]).
+            for_each_mut(parallel, self.next.shards_mut(), |_, s| {
+                if parallel {
+                    s.reset_with(shard_bits, expect, &OnPool);
+                } else {
+                    s.reset(shard_bits, expect);
+                }
+            });
         }
         let pool = if plan.spills() { Some(self.storage.pool()?) } else { None };
         let outbox = (plan.spills() || remote).then(|| Outbox::new(plan, pool, self.ranks));

@@ -86,10 +86,10 @@ impl Scratch {
             .prefix(MAKING_PREFIX)
             .tempdir_in(&parent)
             .map_err(at("cannot create work directory", &parent))?;
-        LIVE.lock().unwrap_or_else(|e| e.into_inner()).push(making.path().to_path_buf());
+        live().push(making.path().to_path_buf());
         let lock = File::create(making.path().join(LOCK)).and_then(lock_soon).map_err(|e| {
             // `making` removes itself as it drops: it is no longer live.
-            LIVE.lock().unwrap_or_else(|e| e.into_inner()).retain(|d| d != making.path());
+            live().retain(|d| d != making.path());
             at("cannot lock work directory", making.path())(e)
         })?;
         let name = making.path().file_name().expect("a temporary directory has a name").to_string_lossy();
@@ -98,7 +98,7 @@ impl Scratch {
             // Renamed with `LIVE` held, so that `remove_live` finds it under one name or the
             // other; owned under its final name from here on (removed when dropped, or by
             // [`remove_live`]).
-            let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+            let mut live = live();
             live.retain(|d| d != making.path());
             let renamed = std::fs::rename(making.path(), &path);
             if renamed.is_ok() {
@@ -126,7 +126,7 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        LIVE.lock().unwrap_or_else(|e| e.into_inner()).retain(|d| *d != self.dir);
+        live().retain(|d| *d != self.dir);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -134,12 +134,17 @@ impl Drop for Scratch {
 /// The scratch directories alive in this process.
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// [`LIVE`], held (a thread that panicked while holding it left a list still valid).
+fn live() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// What to call when this process first makes a scratch directory ([`crate::on_first_scratch`]).
 pub(crate) static ON_FIRST: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
 
 /// Removes every scratch directory alive in this process (see [`crate::remove_scratch`]).
 pub(crate) fn remove_live() {
-    for dir in LIVE.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+    for dir in live().drain(..) {
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -62,6 +62,14 @@ use crate::weights::Weights;
 /// half of them hold positions; in the dense one, all).
 const CHUNK_SLOTS: usize = 1 << 13;
 
+/// Chunks a thread takes, at least, in a parallel fill: the threads end a depth within a
+/// chunk of each other, so the last chunk keeps the others waiting for at most about 1/32
+/// of their part of the depth.
+const FILL_CHUNKS_PER_THREAD: usize = 32;
+
+/// The fewest slots a chunk of a parallel fill has: each chunk ends with a partial batch.
+const FILL_CHUNK_MIN: usize = 1 << 11;
+
 /// Chunks expanded before their records are inserted, in memory (on a frontier partly on disk,
 /// the budget bounds the records in flight).
 const BLOCK_CHUNKS: usize = 1 << 20;
@@ -552,12 +560,17 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         lanes
     }
 
-    /// Lays the current frontier's tables out as chunks of at most [`CHUNK_SLOTS`] slots, cut
-    /// also at every `1/shares` of the slots (of the positions, in the dense layout; about so
-    /// in the inline one): a pass spread over `shares` threads then has that many chunks at
-    /// least, of even sizes, however small the frontier.
-    fn plan_chunks(&mut self, shares: usize) {
-        let total: usize = self.cur.shards().iter().filter(|s| !s.is_empty()).map(|s| s.slot_count()).sum();
+    /// Slots of the current frontier's tables (positions, in the dense layout).
+    fn slot_total(&self) -> usize {
+        self.cur.shards().iter().filter(|s| !s.is_empty()).map(|s| s.slot_count()).sum()
+    }
+
+    /// Lays the current frontier's tables out as chunks of at most `most` slots, cut also at
+    /// every `1/shares` of the slots (of the positions, in the dense layout; about so in the
+    /// inline one): a pass spread over `shares` threads then has that many chunks at least, of
+    /// even sizes, however small the frontier.
+    fn plan_chunks(&mut self, shares: usize, most: usize) {
+        let total = self.slot_total();
         let cut = |t: usize| total * t / shares;
         let (mut n, mut base, mut share) = (0, 0, 1);
         for (shard, set) in self.cur.shards().iter().enumerate() {
@@ -571,7 +584,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 while cut(share) <= base + start {
                     share += 1;
                 }
-                let end = len.min(start + CHUNK_SLOTS).min(cut(share) - base);
+                let end = len.min(start + most).min(cut(share) - base);
                 if n == self.chunks.len() {
                     self.chunks.push(Chunk::new());
                 }
@@ -632,7 +645,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// Chunks for a pass over the current source: in one share a thread when `parallel`
     /// (small frontiers, of a chunk or two, are then still spread), else in one.
     fn plan_pass(&mut self, parallel: bool) {
-        self.plan_chunks(if parallel { rayon::current_num_threads() } else { 1 });
+        self.plan_chunks(if parallel { rayon::current_num_threads() } else { 1 }, CHUNK_SLOTS);
     }
 
     /// True when the current depth is worth spreading over the thread pool.
@@ -897,7 +910,15 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let Mode { parallel, fill, shard_bits, threads, mail, expect } = *mode;
         let (cluster, remote) = (self.cluster, self.ranks.n > 1);
         let count_boards = self.count_boards;
-        self.plan_chunks(1);
+        // A parallel fill's threads take chunks until none is left: small ones end the depth
+        // together.
+        let most = match fill {
+            Some(_) => {
+                (self.slot_total() / (threads * FILL_CHUNKS_PER_THREAD)).clamp(FILL_CHUNK_MIN, CHUNK_SLOTS)
+            }
+            None => CHUNK_SLOTS,
+        };
+        self.plan_chunks(1, most);
         let (rules, weights, cur, next, fanout) =
             (self.rules, self.weights, &self.cur, &mut self.next, self.fanout);
         let room = &mut self.room;

@@ -62,13 +62,14 @@ use crate::weights::Weights;
 /// half of them hold positions; in the dense one, all).
 const CHUNK_SLOTS: usize = 1 << 13;
 
-/// Chunks a thread takes, at least, in a parallel fill: the threads end a depth within a
-/// chunk of each other, so the last chunk keeps the others waiting for at most about 1/32
-/// of their part of the depth.
-const FILL_CHUNKS_PER_THREAD: usize = 32;
+/// Chunks a thread takes, at least, in a parallel fill or pass (where chunks go to whichever
+/// thread is free): the threads end within a chunk of each other, so the last chunk keeps the
+/// others waiting for at most about 1/32 of their part of the depth.
+const PARALLEL_CHUNKS: usize = 32;
 
-/// The fewest slots a chunk of a parallel fill has: each chunk ends with a partial batch.
-const FILL_CHUNK_MIN: usize = 1 << 11;
+/// The fewest slots a chunk of a parallel fill or pass has: each chunk has costs of its own
+/// (in a fill, it ends with a partial batch).
+const PARALLEL_CHUNK_MIN: usize = 1 << 11;
 
 /// Chunks expanded before their records are inserted, in memory (on a frontier partly on disk,
 /// the budget bounds the records in flight).
@@ -645,7 +646,18 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// Chunks for a pass over the current source: in one share a thread when `parallel`
     /// (small frontiers, of a chunk or two, are then still spread), else in one.
     fn plan_pass(&mut self, parallel: bool) {
-        self.plan_chunks(if parallel { rayon::current_num_threads() } else { 1 }, CHUNK_SLOTS);
+        if parallel {
+            let threads = rayon::current_num_threads();
+            self.plan_chunks(threads, self.parallel_chunk(threads));
+        } else {
+            self.plan_chunks(1, CHUNK_SLOTS);
+        }
+    }
+
+    /// The most slots a chunk of a pass over `threads` threads has: small enough for
+    /// [`PARALLEL_CHUNKS`] a thread, so that the threads end the pass together.
+    fn parallel_chunk(&self, threads: usize) -> usize {
+        (self.slot_total() / (threads * PARALLEL_CHUNKS)).clamp(PARALLEL_CHUNK_MIN, CHUNK_SLOTS)
     }
 
     /// True when the current depth is worth spreading over the thread pool.
@@ -912,12 +924,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let count_boards = self.count_boards;
         // A parallel fill's threads take chunks until none is left: small ones end the depth
         // together.
-        let most = match fill {
-            Some(_) => {
-                (self.slot_total() / (threads * FILL_CHUNKS_PER_THREAD)).clamp(FILL_CHUNK_MIN, CHUNK_SLOTS)
-            }
-            None => CHUNK_SLOTS,
-        };
+        let most = if fill.is_some() { self.parallel_chunk(threads) } else { CHUNK_SLOTS };
         self.plan_chunks(1, most);
         let (rules, weights, cur, next, fanout) =
             (self.rules, self.weights, &self.cur, &mut self.next, self.fanout);

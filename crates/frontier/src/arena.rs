@@ -45,9 +45,9 @@ impl Zeroer for Serial {
 /// to give them back to the system.
 const RELEASE_BYTES: usize = 1 << 20;
 
-/// Bytes of fresh pages pre-faulted as one piece ([`Zeroer::each_piece`]): a whole number of
-/// huge pages.
-const POPULATE_PIECE: usize = 16 << 20;
+/// Bytes of fresh small pages pre-faulted as one piece ([`Zeroer::each_piece`]): small
+/// enough that the growth of a table of a few megabytes goes to several threads.
+const POPULATE_PIECE: usize = 256 << 10;
 
 /// An array of `T` (any plain data that zero bytes make valid) whose length can change within
 /// a reserved anonymous memory map (memmap2).
@@ -99,11 +99,11 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// Sets the length to `len`. Elements past the old length are zero if never written
     /// before, else hold their old values.
     pub fn resize(&mut self, len: usize) {
-        self.resize_by(len, &Serial);
+        self.resize_with(len, &Serial);
     }
 
-    /// [`MmapArray::resize`], fresh pages pre-faulted through `zeroer`.
-    fn resize_by(&mut self, len: usize, zeroer: &impl Zeroer) {
+    /// [`MmapArray::resize`], fresh pages pre-faulted through `zeroer` (on a thread pool, say).
+    pub fn resize_with(&mut self, len: usize, zeroer: &impl Zeroer) {
         if len > self.reserved() {
             let size = std::mem::size_of::<T>().max(1);
             let bytes = len.checked_mul(size).expect("array size overflows");
@@ -181,16 +181,16 @@ impl<T: Zeroable + Copy> MmapArray<T> {
         T: Send + Sync,
     {
         let dirty = self.touched.min(len);
-        self.resize_by(len, zeroer);
+        self.resize_with(len, zeroer);
         zeroer.zero(&mut self.as_mut_slice()[..dirty], T::zeroed());
     }
 
     /// Pre-faults the pages of elements `from..to` (Linux 5.14+), a piece of
-    /// [`POPULATE_PIECE`] bytes a system call, through `zeroer` (pieces may go at once on
-    /// several threads), instead of one page fault per page when they are first written:
-    /// much cheaper, and it keeps the kernel's page-fault locks out of the parallel phases.
-    /// Ranges under 64 KiB are left to fault (a system call each would cost more). A hint:
-    /// errors are ignored.
+    /// [`POPULATE_PIECE`] bytes (a huge page, once the array asks for them) a system call,
+    /// through `zeroer` (pieces may go at once on several threads), instead of one page fault
+    /// per page when they are first written: much cheaper, and it keeps the kernel's
+    /// page-fault locks out of the parallel phases. Ranges under 64 KiB are left to fault (a
+    /// system call each would cost more). A hint: errors are ignored.
     fn populate(&mut self, from: usize, to: usize, zeroer: &impl Zeroer) {
         #[cfg(target_os = "linux")]
         if let Some(map) = &self.map {
@@ -206,9 +206,14 @@ impl<T: Zeroable + Copy> MmapArray<T> {
                     let _ = map.advise(memmap2::Advice::HugePage);
                     self.huge = true;
                 }
-                zeroer.each_piece((end - start).div_ceil(POPULATE_PIECE), &|i| {
-                    let a = start + i * POPULATE_PIECE;
-                    let b = (a + POPULATE_PIECE).min(end);
+                // Pieces end on multiples of their size from the map's start (which Linux
+                // aligns for huge pages): a huge page is faulted whole, and two pieces of one
+                // would wait for each other.
+                let piece = if self.huge { HUGE_BYTES } else { POPULATE_PIECE };
+                let first = start / piece;
+                zeroer.each_piece(end.div_ceil(piece) - first, &|i| {
+                    let a = ((first + i) * piece).max(start);
+                    let b = ((first + i + 1) * piece).min(end);
                     let _ = map.advise_range(memmap2::Advice::PopulateWrite, a, b - a);
                 });
                 self.populated = to;
@@ -301,6 +306,40 @@ mod tests {
         }
         a.resize_zeroed_with(n, &Serial);
         assert!(a.as_slice().iter().all(|&x| x == 0));
+    }
+
+    /// A [`Zeroer`] that records the pieces it is asked for.
+    #[derive(Default)]
+    struct Counting(std::sync::Mutex<Vec<usize>>);
+
+    impl Zeroer for Counting {
+        fn zero<T: Copy + Send + Sync>(&self, items: &mut [T], zero: T) {
+            items.fill(zero);
+        }
+
+        fn each_piece(&self, pieces: usize, f: &(dyn Fn(usize) + Sync)) {
+            self.0.lock().unwrap().push(pieces);
+            (0..pieces).for_each(f);
+        }
+    }
+
+    /// Growth pre-faults its fresh pages in pieces through the zeroer: small pages a
+    /// [`POPULATE_PIECE`] each, huge ones (asked for once a growth reaches 2 MiB) one each,
+    /// counted from the map's start; what grew reads as zero and takes writes.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn growth_pre_faults_in_pieces_through_the_zeroer() {
+        let mut a = MmapArray::<u8>::zeroed(0);
+        let z = Counting::default();
+        a.resize_with(POPULATE_PIECE * 3 + 1, &z);
+        a.resize_with(POPULATE_PIECE * 3 + 100, &z); // under 64 KiB: left to fault
+        a.resize_with(POPULATE_PIECE * 4 + 5, &z);
+        let grown = POPULATE_PIECE * 4 + 5 + HUGE_BYTES;
+        a.resize_with(grown, &z);
+        assert_eq!(*z.0.lock().unwrap(), [4, 2, 2]);
+        assert!(a.as_slice().iter().all(|&x| x == 0));
+        a.as_mut_slice().fill(3);
+        assert!(a.as_slice().iter().all(|&x| x == 3));
     }
 
     #[test]

@@ -298,7 +298,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         } else {
             self.index.resize_zeroed_with(slots, zero);
             // Element 0 is the sentinel.
-            self.slots.resize(Self::max_keys(slots) + 1);
+            self.slots.resize_with(Self::max_keys(slots) + 1, zero);
         }
         self.bits = slots.trailing_zeros();
     }

@@ -654,8 +654,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         }
     }
 
-    /// The most slots a chunk of a pass over `threads` threads has: small enough for
-    /// [`PARALLEL_CHUNKS`] a thread, so that the threads end the pass together.
+    /// The most slots a chunk of a parallel fill or pass over `threads` threads has: small
+    /// enough for [`PARALLEL_CHUNKS`] a thread, so that the threads end it together.
     fn parallel_chunk(&self, threads: usize) -> usize {
         (self.slot_total() / (threads * PARALLEL_CHUNKS)).clamp(PARALLEL_CHUNK_MIN, CHUNK_SLOTS)
     }

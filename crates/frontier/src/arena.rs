@@ -314,7 +314,7 @@ mod tests {
 
     impl Zeroer for Counting {
         fn zero<T: Copy + Send + Sync>(&self, items: &mut [T], zero: T) {
-            items.fill(zero);
+            Serial.zero(items, zero);
         }
 
         fn each_piece(&self, pieces: usize, f: &(dyn Fn(usize) + Sync)) {

@@ -561,17 +561,19 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         lanes
     }
 
-    /// Slots of the current frontier's tables (positions, in the dense layout).
-    fn slot_total(&self) -> usize {
-        self.cur.shards().iter().filter(|s| !s.is_empty()).map(|s| s.slot_count()).sum()
-    }
-
-    /// Lays the current frontier's tables out as chunks of at most `most` slots, cut also at
-    /// every `1/shares` of the slots (of the positions, in the dense layout; about so in the
-    /// inline one): a pass spread over `shares` threads then has that many chunks at least, of
-    /// even sizes, however small the frontier.
-    fn plan_chunks(&mut self, shares: usize, most: usize) {
-        let total = self.slot_total();
+    /// Lays the current frontier's tables out as chunks, cut also at every `1/shares` of the
+    /// slots (of the positions, in the dense layout; about so in the inline one): a pass
+    /// spread over `shares` threads then has that many chunks at least, of even sizes, however
+    /// small the frontier. Chunks have at most [`CHUNK_SLOTS`] slots; when `takers` threads
+    /// take them as they free up (more than one), few enough for [`PARALLEL_CHUNKS`] a thread
+    /// (but [`PARALLEL_CHUNK_MIN`] at least), so that the threads end together.
+    fn plan_chunks(&mut self, shares: usize, takers: usize) {
+        let total: usize = self.cur.shards().iter().filter(|s| !s.is_empty()).map(|s| s.slot_count()).sum();
+        let most = if takers > 1 {
+            (total / (takers * PARALLEL_CHUNKS)).clamp(PARALLEL_CHUNK_MIN, CHUNK_SLOTS)
+        } else {
+            CHUNK_SLOTS
+        };
         let cut = |t: usize| total * t / shares;
         let (mut n, mut base, mut share) = (0, 0, 1);
         for (shard, set) in self.cur.shards().iter().enumerate() {
@@ -646,18 +648,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// Chunks for a pass over the current source: in one share a thread when `parallel`
     /// (small frontiers, of a chunk or two, are then still spread), else in one.
     fn plan_pass(&mut self, parallel: bool) {
-        if parallel {
-            let threads = rayon::current_num_threads();
-            self.plan_chunks(threads, self.parallel_chunk(threads));
-        } else {
-            self.plan_chunks(1, CHUNK_SLOTS);
-        }
-    }
-
-    /// The most slots a chunk of a parallel fill or pass over `threads` threads has: small
-    /// enough for [`PARALLEL_CHUNKS`] a thread, so that the threads end it together.
-    fn parallel_chunk(&self, threads: usize) -> usize {
-        (self.slot_total() / (threads * PARALLEL_CHUNKS)).clamp(PARALLEL_CHUNK_MIN, CHUNK_SLOTS)
+        let threads = if parallel { rayon::current_num_threads() } else { 1 };
+        self.plan_chunks(threads, threads);
     }
 
     /// True when the current depth is worth spreading over the thread pool.
@@ -922,10 +914,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let Mode { parallel, fill, shard_bits, threads, mail, expect } = *mode;
         let (cluster, remote) = (self.cluster, self.ranks.n > 1);
         let count_boards = self.count_boards;
-        // A parallel fill's threads take chunks until none is left: small ones end the depth
-        // together.
-        let most = if fill.is_some() { self.parallel_chunk(threads) } else { CHUNK_SLOTS };
-        self.plan_chunks(1, most);
+        // A parallel fill's threads take chunks as they free up: small ones end the depth
+        // together (the blocks keep full-sized chunks).
+        self.plan_chunks(1, if fill.is_some() { threads } else { 1 });
         let (rules, weights, cur, next, fanout) =
             (self.rules, self.weights, &self.cur, &mut self.next, self.fanout);
         let room = &mut self.room;

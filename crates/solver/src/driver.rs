@@ -53,7 +53,7 @@ use crate::dispatch;
 use crate::fill::{self, Fill};
 use crate::home::{self, Away, Outbox, Part, Place, Pool, Scratch};
 use crate::kernels::{
-    add, own_hash, Batch, Chunk, Deal, Letters, Lined, OneLock, Owned, Post, Routed, Split,
+    add, own_hash, Batch, Chunk, Deal, Letters, Lined, OneLock, Owned, Post, Routed, Split, Waiting,
 };
 use crate::stats::{peak_memory, DepthStats, Observer, RankSpread, RankSummary};
 use crate::weights::Weights;
@@ -140,9 +140,9 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     batches: PerWorker<Batch<R::Key, W::Count>>,
     /// The buffers of an [`Owned`] fill, one a worker thread, kept like `batches`.
     letters: PerWorker<Letters<R::Key, W::Count>>,
-    /// The successors waiting for a [`OneLock`] fill's lock, one batch a worker thread, kept
-    /// like `batches`.
-    waiting: PerWorker<Batch<R::Key, W::Count>>,
+    /// The successors waiting for a [`OneLock`] fill's lock, one [`Waiting`] a worker thread,
+    /// kept like `batches`.
+    waiting: PerWorker<Waiting<R::Key, W::Count>>,
     /// How parallel depths whose next frontier stays in memory fill it.
     fill: fill::Choice,
     /// Sets that merge partitions on disk, one a worker, kept from depth to depth.

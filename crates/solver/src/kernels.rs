@@ -247,6 +247,14 @@ pub(crate) trait Sink<K, C> {
     /// Takes a batch of (hash, key, counts) whose slots were prefetched: inserts those it
     /// keeps, passes the others on. It may reorder the batch.
     fn insert(&mut self, batch: &mut [(u64, K, C)]);
+
+    /// [`Sink::insert`] of the first `len` items of `batch`, a buffer the caller fills by
+    /// index: a sink that keeps the items for later may take the buffer itself and leave
+    /// another of the same length in its place, instead of copying them.
+    #[inline(always)]
+    fn insert_buffer(&mut self, batch: &mut Batch<K, C>, len: usize) {
+        self.insert(&mut batch[..len]);
+    }
 }
 
 impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::CountSet<K, C> {
@@ -270,6 +278,11 @@ impl<K, C, S: Sink<K, C>> Sink<K, C> for &mut S {
     #[inline(always)]
     fn insert(&mut self, batch: &mut [(u64, K, C)]) {
         (**self).insert(batch)
+    }
+
+    #[inline(always)]
+    fn insert_buffer(&mut self, batch: &mut Batch<K, C>, len: usize) {
+        (**self).insert_buffer(batch, len)
     }
 }
 
@@ -723,11 +736,30 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for Owned<'_, '_, K, C> {
 /// it waits for the lock.
 const ONE_LOCK_WAIT: usize = 512;
 
+/// The batches of a [`OneLock`] fill's thread that wait for the lock: whole buffers, taken from
+/// [`direct`] as they are (a spare of the same length left in their place), so that no
+/// successor is copied while the other threads hold the lock.
+#[derive(Debug)]
+pub(crate) struct Waiting<K, C> {
+    /// The waiting buffers, each with the number of its items that wait.
+    batches: Vec<(Batch<K, C>, usize)>,
+    /// Emptied buffers, kept from batch to batch and depth to depth.
+    spare: Vec<Batch<K, C>>,
+    /// The successors waiting, over every buffer.
+    len: usize,
+}
+
+impl<K, C> Default for Waiting<K, C> {
+    fn default() -> Self {
+        Waiting { batches: Vec::new(), spare: Vec::new(), len: 0 }
+    }
+}
+
 /// A thread's [`Sink`] into a next frontier of one set behind one lock, which every thread
 /// takes ([`crate::fill::Fill::OneLock`]): a batch goes straight in when the lock is free (its
-/// slots prefetched as it was made), else it waits in the thread's pending batch, which the
-/// next batches join until the lock is free or [`ONE_LOCK_WAIT`] successors wait. Any key and
-/// any counts; no successor is copied for another thread.
+/// slots prefetched as it was made), else it waits ([`Waiting`]) with the next batches until
+/// the lock is free or [`ONE_LOCK_WAIT`] successors wait. Any key and any counts; no successor
+/// is copied for another thread.
 pub(crate) struct OneLock<'a, 'b, K: PackedKey, C: Tally> {
     set: &'a std::sync::Mutex<&'b mut frontier::CountSet<K, C>>,
     /// The set's table as it was when the fill began: the threads prefetch through it without
@@ -735,30 +767,32 @@ pub(crate) struct OneLock<'a, 'b, K: PackedKey, C: Tally> {
     /// wasted, never wrong).
     view: frontier::SlotView,
     /// The thread's successors waiting for the lock (hash, key, counts).
-    pending: &'a mut Batch<K, C>,
+    waiting: &'a mut Waiting<K, C>,
 }
 
 impl<'a, 'b, K: PackedKey, C: Tally> OneLock<'a, 'b, K, C> {
-    /// A thread's sink into `set`, whose successors wait in `pending` (emptied here).
+    /// A thread's sink into `set`, whose successors wait in `waiting` (emptied here).
     pub(crate) fn new(
         set: &'a std::sync::Mutex<&'b mut frontier::CountSet<K, C>>,
-        pending: &'a mut Batch<K, C>,
+        waiting: &'a mut Waiting<K, C>,
     ) -> Self {
         let view = set.lock().unwrap_or_else(|e| e.into_inner()).slot_view();
-        pending.clear();
-        OneLock { set, view, pending }
+        let Waiting { batches, spare, len } = &mut *waiting;
+        spare.extend(batches.drain(..).map(|(b, _)| b));
+        *len = 0;
+        OneLock { set, view, waiting }
     }
 
     /// Inserts the successors still waiting: the thread's part of the fill is done.
     pub(crate) fn finish(mut self) {
-        self.insert_pending(true);
+        self.insert_waiting(true);
     }
 
     /// Inserts the waiting successors (their slots fetched again: they may have waited long)
     /// if the lock is free, or whether or not it is (`wait`).
     #[inline(always)]
-    fn insert_pending(&mut self, wait: bool) {
-        if self.pending.is_empty() {
+    fn insert_waiting(&mut self, wait: bool) {
+        if self.waiting.len == 0 {
             return;
         }
         let set = if wait {
@@ -767,9 +801,34 @@ impl<'a, 'b, K: PackedKey, C: Tally> OneLock<'a, 'b, K, C> {
             self.set.try_lock().ok()
         };
         if let Some(mut set) = set {
-            set.insert_many_hashed(self.pending, |r| r.0, |r| r.1, |r| r.2);
-            self.pending.clear();
+            let Waiting { batches, spare, len } = &mut *self.waiting;
+            for (batch, n) in batches.drain(..) {
+                set.insert_many_hashed(&batch[..n], |r| r.0, |r| r.1, |r| r.2);
+                spare.push(batch);
+            }
+            *len = 0;
         }
+    }
+
+    /// Inserts `batch` now if nothing waits and the lock is free; returns whether it did.
+    #[inline(always)]
+    fn insert_now(&mut self, batch: &[(u64, K, C)]) -> bool {
+        if self.waiting.len == 0 {
+            if let Ok(mut set) = self.set.try_lock() {
+                set.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Lets the first `n` items of `buffer` wait, and inserts what waits if the lock is free
+    /// (or, once [`ONE_LOCK_WAIT`] successors wait, when it is).
+    #[inline(always)]
+    fn wait(&mut self, buffer: Batch<K, C>, n: usize) {
+        self.waiting.batches.push((buffer, n));
+        self.waiting.len += n;
+        self.insert_waiting(self.waiting.len >= ONE_LOCK_WAIT);
     }
 }
 
@@ -781,14 +840,23 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for OneLock<'_, '_, K, C> {
 
     #[inline(always)]
     fn insert(&mut self, batch: &mut [(u64, K, C)]) {
-        if self.pending.is_empty() {
-            if let Ok(mut set) = self.set.try_lock() {
-                set.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
-                return;
-            }
+        if !self.insert_now(batch) {
+            let mut buffer = self.waiting.spare.pop().unwrap_or_default();
+            buffer.clear();
+            buffer.extend_from_slice(batch);
+            self.wait(buffer, batch.len());
         }
-        self.pending.extend_from_slice(batch);
-        self.insert_pending(self.pending.len() >= ONE_LOCK_WAIT);
+    }
+
+    /// The batch waits in its own buffer, a spare of the same length left in its place.
+    #[inline(always)]
+    fn insert_buffer(&mut self, batch: &mut Batch<K, C>, len: usize) {
+        if !self.insert_now(&batch[..len]) {
+            let mut buffer = self.waiting.spare.pop().unwrap_or_default();
+            buffer.resize(batch.len(), (0, K::ZERO, C::zero()));
+            std::mem::swap(batch, &mut buffer);
+            self.wait(buffer, len);
+        }
     }
 }
 
@@ -894,7 +962,7 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
             }
         }
         self.records += len;
-        set.insert(&mut batch[..len])
+        set.insert_buffer(batch, len)
     }
 }
 

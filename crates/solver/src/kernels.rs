@@ -1091,6 +1091,57 @@ pub(crate) fn last<R: Rules, W: Weights>(
 mod tests {
     use super::*;
 
+    /// While another thread holds a [`OneLock`] fill's lock, a thread's batches wait: a buffer
+    /// [`direct`] fills waits as it is (a spare of its length takes its place), a slice as a
+    /// copy. Once the lock is free, what waits goes in, before the next batch, and every
+    /// successor is in the set exactly once; a batch that finds the lock free and nothing
+    /// waiting goes straight in, from its own buffer.
+    #[test]
+    fn one_lock_batches_wait_in_their_own_buffers_until_the_lock_is_free() {
+        type Item = (u64, u32, u64);
+        let items = |keys: std::ops::Range<u32>, buffer: &mut Batch<u32, u64>| {
+            for (j, k) in keys.enumerate() {
+                buffer[j] = (frontier::key_hash(&k), k, u64::from(k) + 1);
+            }
+        };
+        let mut set = frontier::CountSet::<u32, u64>::new(0);
+        let lock = std::sync::Mutex::new(&mut set);
+        let mut waiting = Waiting::default();
+        let mut sink = OneLock::new(&lock, &mut waiting);
+        let mut batch: Batch<u32, u64> = vec![(0, 0, 0); 150];
+        let held = lock.lock().unwrap();
+        // Under ONE_LOCK_WAIT successors in all: none of these waits for the lock.
+        for keys in [1..101, 1001..1101] {
+            items(keys, &mut batch);
+            let before = batch.as_ptr();
+            sink.insert_buffer(&mut batch, 100);
+            assert_ne!(batch.as_ptr(), before, "the buffer waits as it is");
+            assert_eq!(batch.len(), 150, "the spare has the buffer's length");
+        }
+        let mut copy: Vec<Item> = vec![(0, 0, 0); 50];
+        items(1..51, &mut copy);
+        sink.insert(&mut copy);
+        assert_eq!(sink.waiting.len, 250);
+        drop(held);
+        // The lock is free: what waits goes in with this batch.
+        items(2001..2101, &mut batch);
+        sink.insert_buffer(&mut batch, 100);
+        assert_eq!(sink.waiting.len, 0);
+        assert_eq!(sink.waiting.spare.len(), 4, "every emptied buffer is a spare again");
+        // Nothing waits and the lock is free: straight in, from the same buffer.
+        items(3001..3101, &mut batch);
+        let before = batch.as_ptr();
+        sink.insert_buffer(&mut batch, 100);
+        assert_eq!(batch.as_ptr(), before);
+        sink.finish();
+        let set = lock.into_inner().unwrap();
+        assert_eq!(set.len(), 400);
+        for k in (1..101).chain(1001..1101).chain(2001..2101).chain(3001..3101) {
+            let twice = if k < 51 { 2 } else { 1 };
+            assert_eq!(set.get(&k), Some(twice * (u64::from(k) + 1)), "key {k}");
+        }
+    }
+
     #[test]
     fn in_shard_agrees_with_the_shard_of_a_hash() {
         for bits in 0..=12 {

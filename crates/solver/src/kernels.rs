@@ -745,13 +745,18 @@ pub(crate) struct Waiting<K, C> {
     batches: Vec<(Batch<K, C>, usize)>,
     /// Emptied buffers, kept from batch to batch and depth to depth.
     spare: Vec<Batch<K, C>>,
-    /// The successors waiting, over every buffer.
-    len: usize,
+}
+
+impl<K, C> Waiting<K, C> {
+    /// The successors waiting, over every buffer (a few buffers at most).
+    fn len(&self) -> usize {
+        self.batches.iter().map(|b| b.1).sum()
+    }
 }
 
 impl<K, C> Default for Waiting<K, C> {
     fn default() -> Self {
-        Waiting { batches: Vec::new(), spare: Vec::new(), len: 0 }
+        Waiting { batches: Vec::new(), spare: Vec::new() }
     }
 }
 
@@ -777,9 +782,8 @@ impl<'a, 'b, K: PackedKey, C: Tally> OneLock<'a, 'b, K, C> {
         waiting: &'a mut Waiting<K, C>,
     ) -> Self {
         let view = set.lock().unwrap_or_else(|e| e.into_inner()).slot_view();
-        let Waiting { batches, spare, len } = &mut *waiting;
+        let Waiting { batches, spare } = &mut *waiting;
         spare.extend(batches.drain(..).map(|(b, _)| b));
-        *len = 0;
         OneLock { set, view, waiting }
     }
 
@@ -792,7 +796,7 @@ impl<'a, 'b, K: PackedKey, C: Tally> OneLock<'a, 'b, K, C> {
     /// if the lock is free, or whether or not it is (`wait`).
     #[inline(always)]
     fn insert_waiting(&mut self, wait: bool) {
-        if self.waiting.len == 0 {
+        if self.waiting.batches.is_empty() {
             return;
         }
         let set = if wait {
@@ -801,19 +805,18 @@ impl<'a, 'b, K: PackedKey, C: Tally> OneLock<'a, 'b, K, C> {
             self.set.try_lock().ok()
         };
         if let Some(mut set) = set {
-            let Waiting { batches, spare, len } = &mut *self.waiting;
+            let Waiting { batches, spare } = &mut *self.waiting;
             for (batch, n) in batches.drain(..) {
                 set.insert_many_hashed(&batch[..n], |r| r.0, |r| r.1, |r| r.2);
                 spare.push(batch);
             }
-            *len = 0;
         }
     }
 
     /// Inserts `batch` now if nothing waits and the lock is free; returns whether it did.
     #[inline(always)]
     fn insert_now(&mut self, batch: &[(u64, K, C)]) -> bool {
-        if self.waiting.len == 0 {
+        if self.waiting.batches.is_empty() {
             if let Ok(mut set) = self.set.try_lock() {
                 set.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
                 return true;
@@ -827,8 +830,7 @@ impl<'a, 'b, K: PackedKey, C: Tally> OneLock<'a, 'b, K, C> {
     #[inline(always)]
     fn wait(&mut self, buffer: Batch<K, C>, n: usize) {
         self.waiting.batches.push((buffer, n));
-        self.waiting.len += n;
-        self.insert_waiting(self.waiting.len >= ONE_LOCK_WAIT);
+        self.insert_waiting(self.waiting.len() >= ONE_LOCK_WAIT);
     }
 }
 
@@ -1121,12 +1123,12 @@ mod tests {
         let mut copy: Vec<Item> = vec![(0, 0, 0); 50];
         items(1..51, &mut copy);
         sink.insert(&mut copy);
-        assert_eq!(sink.waiting.len, 250);
+        assert_eq!(sink.waiting.len(), 250);
         drop(held);
         // The lock is free: what waits goes in with this batch.
         items(2001..2101, &mut batch);
         sink.insert_buffer(&mut batch, 100);
-        assert_eq!(sink.waiting.len, 0);
+        assert_eq!(sink.waiting.len(), 0);
         assert_eq!(sink.waiting.spare.len(), 4, "every emptied buffer is a spare again");
         // Nothing waits and the lock is free: straight in, from the same buffer.
         items(3001..3101, &mut batch);

@@ -2,6 +2,7 @@
 
 use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
 use bytemuck::Zeroable;
 use memmap2::{MmapMut, MmapOptions};
@@ -63,13 +64,15 @@ pub struct MmapArray<T: Zeroable + Copy> {
     /// elements costs no conversion (hot loops take one per element).
     ptr: NonNull<T>,
     len: usize,
-    /// Elements below this have been pre-faulted (or written) in the current map.
-    populated: usize,
+    /// Elements below this have been pre-faulted (or written) in the current map. Atomic only
+    /// so that [`MmapArray::prefault`] can move it through `&self`: every other access holds
+    /// `&mut self`.
+    populated: AtomicUsize,
     /// Elements at or above this have never been handed out since the map was made: they
     /// are zero.
     touched: usize,
-    /// The map was asked for transparent huge pages.
-    huge: bool,
+    /// The map was asked for transparent huge pages (atomic as `populated` is).
+    huge: AtomicBool,
     _t: PhantomData<T>,
 }
 
@@ -83,9 +86,9 @@ impl<T: Zeroable + Copy> MmapArray<T> {
             map: None,
             ptr: NonNull::dangling(),
             len: 0,
-            populated: 0,
+            populated: AtomicUsize::new(0),
             touched: 0,
-            huge: false,
+            huge: AtomicBool::new(false),
             _t: PhantomData,
         };
         a.resize(len);
@@ -127,12 +130,13 @@ impl<T: Zeroable + Copy> MmapArray<T> {
             unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr(), live.len()) }.copy_from_slice(live);
             self.ptr = ptr;
             self.map = Some(map);
-            self.huge = false;
-            self.populated = self.len;
+            *self.huge.get_mut() = false;
+            *self.populated.get_mut() = self.len;
             self.touched = self.len;
         }
-        if len > self.populated {
-            self.populate(self.populated, len, zeroer);
+        let populated = *self.populated.get_mut();
+        if len > populated {
+            self.populate(populated, len, zeroer);
         }
         if len < self.len {
             self.release_past(len);
@@ -164,7 +168,8 @@ impl<T: Zeroable + Copy> MmapArray<T> {
                 if done.is_ok() {
                     // Elements before `start` keep what they held; those after are fresh.
                     self.touched = start / size;
-                    self.populated = self.populated.min(start / size);
+                    let populated = self.populated.get_mut();
+                    *populated = (*populated).min(start / size);
                 }
             }
         }
@@ -199,28 +204,64 @@ impl<T: Zeroable + Copy> MmapArray<T> {
             let start = from * size / PAGE * PAGE;
             let end = (to * size).min(map.len());
             if end >= start + (64 << 10) {
-                if end - start >= HUGE_BYTES && !self.huge {
-                    // Large arrays are read and written at random (hash tables): with 2 MiB
-                    // pages a lookup rarely misses the TLB, and a page is zeroed and mapped
-                    // in one step instead of 512.
-                    let _ = map.advise(memmap2::Advice::HugePage);
-                    self.huge = true;
-                }
-                // Pieces end on multiples of their size from the map's start (which Linux
-                // aligns for huge pages): a huge page is faulted whole, and two pieces of one
-                // would wait for each other.
-                let piece = if self.huge { HUGE_BYTES } else { POPULATE_PIECE };
+                let piece = self.piece_for(map, end - start);
                 let first = start / piece;
                 zeroer.each_piece(end.div_ceil(piece) - first, &|i| {
                     let a = ((first + i) * piece).max(start);
                     let b = ((first + i + 1) * piece).min(end);
                     let _ = map.advise_range(memmap2::Advice::PopulateWrite, a, b - a);
                 });
-                self.populated = to;
+                *self.populated.get_mut() = to;
             }
         }
         #[cfg(not(target_os = "linux"))]
         let _ = (from, to, zeroer);
+    }
+
+    /// The size of the pieces in which `bytes` more bytes of `map` are pre-faulted, asking for
+    /// huge pages first when that is [`HUGE_BYTES`] or more at once. Pieces end on multiples
+    /// of their size from the map's start (which Linux aligns for huge pages): a huge page is
+    /// faulted whole, and two pieces of one would wait for each other.
+    #[cfg(target_os = "linux")]
+    fn piece_for(&self, map: &MmapMut, bytes: usize) -> usize {
+        if bytes >= HUGE_BYTES && !self.huge.load(Relaxed) {
+            // Large arrays are read and written at random (hash tables): with 2 MiB pages a
+            // lookup rarely misses the TLB, and a page is zeroed and mapped in one step
+            // instead of 512.
+            let _ = map.advise(memmap2::Advice::HugePage);
+            self.huge.store(true, Relaxed);
+        }
+        if self.huge.load(Relaxed) { HUGE_BYTES } else { POPULATE_PIECE }
+    }
+
+    /// Pre-faults, on the calling thread, the pages the array would take to grow to `len`
+    /// elements (within its map as it is: it never maps anew), a piece at a time, until `stop`
+    /// is set. Meant for a thread with nothing else to do while the array is only read (a
+    /// source frontier's table, say): its later growth then finds the pages there, instead of
+    /// faulting them on the threads that fill it. The elements are not touched (fresh pages
+    /// read as zero, as before). Linux only (elsewhere a no-op).
+    pub fn prefault(&self, len: usize, stop: &AtomicBool) {
+        #[cfg(target_os = "linux")]
+        if let Some(map) = &self.map {
+            const PAGE: usize = 4096;
+            let size = std::mem::size_of::<T>();
+            let start = self.populated.load(Relaxed) * size / PAGE * PAGE;
+            let end = (len * size).min(map.len());
+            if end < start + (64 << 10) {
+                return;
+            }
+            let piece = self.piece_for(map, end - start);
+            let mut a = start;
+            while a < end && !stop.load(Relaxed) {
+                let b = ((a / piece + 1) * piece).min(end);
+                let _ = map.advise_range(memmap2::Advice::PopulateWrite, a, b - a);
+                // The elements wholly within the pages faulted so far.
+                self.populated.fetch_max(b / size, Relaxed);
+                a = b;
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (len, stop);
     }
 
     /// Number of elements.
@@ -340,6 +381,30 @@ mod tests {
         assert!(a.as_slice().iter().all(|&x| x == 0));
         a.as_mut_slice().fill(3);
         assert!(a.as_slice().iter().all(|&x| x == 3));
+    }
+
+    /// Pre-faulting while the array is only read: nothing when stopped before it starts;
+    /// else the pages up to the length asked for, so that growing to it faults nothing more,
+    /// while the elements keep their values and the grown ones read as zero. (A length past
+    /// the map is cut to it: not tested, as that would fault the whole reservation.)
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn prefault_faults_ahead_without_touching_the_elements() {
+        let mut a = MmapArray::<u32>::zeroed(1000);
+        a.as_mut_slice().fill(7);
+        let before = a.populated.load(Relaxed);
+        let n = HUGE_BYTES / 4 + 3 * POPULATE_PIECE / 4 + 5;
+        a.prefault(n, &AtomicBool::new(true));
+        assert_eq!(a.populated.load(Relaxed), before);
+        a.prefault(n, &AtomicBool::new(false));
+        assert!(a.populated.load(Relaxed) >= n);
+        assert_eq!(a.len(), 1000);
+        assert!(a.as_slice().iter().all(|&x| x == 7));
+        let z = Counting::default();
+        a.resize_with(n, &z);
+        assert!(z.0.lock().unwrap().is_empty(), "the growth pre-faulted again");
+        assert!(a.as_slice()[..1000].iter().all(|&x| x == 7));
+        assert!(a.as_slice()[1000..].iter().all(|&x| x == 0));
     }
 
     #[test]

@@ -96,6 +96,14 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Frontier<K, C> {
         &mut self.shards[shard]
     }
 
+    /// Pre-faults, on the calling thread, the memory the shards would take to hold `keys`
+    /// keys in all (an even share each: see [`CountSet::prefault`]), until `stop` is set.
+    pub fn prefault(&self, keys: usize, stop: &std::sync::atomic::AtomicBool) {
+        for s in &self.shards {
+            s.prefault(keys / self.shards.len(), stop);
+        }
+    }
+
     /// Total number of keys.
     pub fn len(&self) -> usize {
         self.shards.iter().map(|s| s.len()).sum()

@@ -2,6 +2,7 @@
 //! [`Tally`] of path counts.
 
 use std::ops::Range;
+use std::sync::atomic::AtomicBool;
 
 use bytemuck::{Pod, Zeroable};
 
@@ -301,6 +302,22 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
             self.slots.resize_with(Self::max_keys(slots) + 1, zero);
         }
         self.bits = slots.trailing_zeros();
+    }
+
+    /// Pre-faults, on the calling thread, the memory a table made for `keys` keys would take
+    /// (see [`MmapArray::prefault`]), until `stop` is set: for a thread that would otherwise
+    /// idle while the set is only read. Nothing in the set changes. A set that was never
+    /// given room has no map yet, and nothing is done.
+    pub fn prefault(&self, keys: usize, stop: &AtomicBool) {
+        let slots = Self::slots_for(keys);
+        if Self::PACKED {
+            self.words.prefault(slots, stop);
+        } else if Self::INLINE {
+            self.slots.prefault(slots, stop);
+        } else {
+            self.index.prefault(slots, stop);
+            self.slots.prefault(Self::max_keys(slots) + 1, stop);
+        }
     }
 
     #[inline(always)]

@@ -37,7 +37,7 @@
 //! statistic) is the same for any number of threads and wherever the partitions live.
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -221,6 +221,9 @@ struct Mode {
     mail: usize,
     /// Positions a shard of the next memory home is sized for.
     expect: usize,
+    /// At a serial depth whose pool has idle threads: positions whose memory one of them
+    /// pre-faults in the source's sets (0: none).
+    prefault: usize,
 }
 
 impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
@@ -434,7 +437,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 self.away = Away::default();
                 ended
             } else {
-                let (mut ended, states, records) = self.step(&mut stats)?;
+                let (mut ended, states, records) = self.step(&mut stats, depth)?;
                 stats.states = states;
                 stats.records = records;
                 if last {
@@ -652,6 +655,31 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         self.plan_chunks(threads, threads);
     }
 
+    /// Positions whose memory an idle thread pre-faults in the source's sets while a serial
+    /// depth (`depth`, of a run to `target`) expands them (0: none). Those sets are filled
+    /// again two depths later, and every other depth after: with the frontier growing, their
+    /// tables grow, and fresh pages cost as much as the fill itself on some systems (a
+    /// virtual machine's first touch of a page). A serial depth leaves the pool's other
+    /// threads with nothing to do, so one of them faults the pages the frontier would take
+    /// after [`PREFAULT_DEPTHS`] more depths at the present growth (not past the run's last
+    /// stored depth, and within a quarter of the memory limit), and the parallel depths find
+    /// them there. Only on a pool thread with company, for a frontier of
+    /// [`PREFAULT_MIN`] positions or more that grows.
+    fn prefault_ahead(&self, total: usize, depth: u32, target: u32) -> usize {
+        let depths = target.saturating_sub(depth + 1).min(PREFAULT_DEPTHS);
+        if depths == 0
+            || total < PREFAULT_MIN
+            || self.growth <= 1.0
+            || rayon::current_thread_index().is_none()
+            || rayon::current_num_threads() < 2
+        {
+            return 0;
+        }
+        let keys = total as f64 * self.growth.min(2.0).powi(depths as i32) * 1.2;
+        let most = self.budget.limit() as f64 / 4.0 / budget_position_bytes::<R::Key, W::Count>();
+        keys.min(most) as usize
+    }
+
     /// True when the current depth is worth spreading over the thread pool.
     fn parallel(&self) -> bool {
         self.depth_states() >= PARALLEL_MIN as u64 && rayon::current_num_threads() > 1
@@ -700,9 +728,10 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         Ok([first, second])
     }
 
-    /// One depth that is not the last: returns the hashes of the paths that ended (full
-    /// boards), the number of positions of the next frontier and the records generated.
-    fn step(&mut self, stats: &mut DepthStats) -> Result<(W::Sum, u64, u64)> {
+    /// One depth that is not the last, of a run to depth `target`: returns the hashes of the
+    /// paths that ended (full boards), the number of positions of the next frontier and the
+    /// records generated.
+    fn step(&mut self, stats: &mut DepthStats, target: u32) -> Result<(W::Sum, u64, u64)> {
         self.phase_seconds = [0.0; 2];
         self.ended.clear_for(0);
         let parallel = self.parallel();
@@ -736,7 +765,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let expect =
             (total as f64 * self.growth * 1.2 * resident / (1u64 << shard_bits) as f64) as usize + 16;
         let mail = self.budget.mail_bytes() / home::mail_record::<R::Key, W::Count>();
-        let mode = Mode { parallel, fill, shard_bits, threads, mail, expect };
+        let prefault = if single && !parallel { self.prefault_ahead(total, stats.depth, target) } else { 0 };
+        let mode = Mode { parallel, fill, shard_bits, threads, mail, expect, prefault };
         self.next.resize_shards(shard_bits);
         if fill != Some(Fill::Owned) {
             // In an owned fill each shard is cleared by its owner; else on the pool when the
@@ -911,7 +941,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         outbox: Option<&Outbox<R::Key, W::Count>>,
         ended_paths: &mut u32,
     ) -> (W::Sum, usize) {
-        let Mode { parallel, fill, shard_bits, threads, mail, expect } = *mode;
+        let Mode { parallel, fill, shard_bits, threads, mail, expect, prefault } = *mode;
         let (cluster, remote) = (self.cluster, self.ranks.n > 1);
         let count_boards = self.count_boards;
         // A parallel fill's threads take chunks as they free up: small ones end the depth
@@ -1055,9 +1085,22 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             match outbox {
                 None => {
                     let set = next.shard_mut(0);
-                    for c in self.chunks.iter_mut() {
-                        records += dispatch::direct(rules, weights, cur, c, set, batch, count_boards);
-                        gather(c, &mut self.ended);
+                    let (chunks, ended_set) = (&mut self.chunks, &mut self.ended);
+                    let stop = AtomicBool::new(false);
+                    let mut expand_all = || {
+                        for c in chunks.iter_mut() {
+                            records += dispatch::direct(rules, weights, cur, c, set, batch, count_boards);
+                            gather(c, ended_set);
+                        }
+                        stop.store(true, Relaxed);
+                    };
+                    if prefault > 0 {
+                        // An idle thread of the pool pre-faults the source's memory for the
+                        // coming depths while this one expands it, and stops when it is done
+                        // (at once, when no thread took the job before then).
+                        rayon::join(expand_all, || cur.prefault(prefault, &stop));
+                    } else {
+                        expand_all();
                     }
                 }
                 Some(outbox) => {
@@ -1108,6 +1151,15 @@ const PEAK_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
 /// per binary, are no slower with this value than with twice it, and the 3x3 boards with a
 /// die gain (figures in benches/RESULTS.md).
 const PARALLEL_MIN: usize = 1 << 14;
+
+/// The smallest serial depth (in positions) whose idle threads pre-fault memory for the
+/// coming depths ([`Search::prefault_ahead`]): a smaller one ends before a thread could take
+/// the job, and its frontier is far from the sizes that need fresh pages.
+const PREFAULT_MIN: usize = 1 << 12;
+
+/// How many depths ahead of a serial one the memory of the source's sets is pre-faulted for
+/// ([`Search::prefault_ahead`]).
+const PREFAULT_DEPTHS: u32 = 6;
 
 /// Calls `f(index, item)` on every item: on the thread pool when `parallel` and there is more
 /// than one item, else on the calling thread, in order.
@@ -1220,7 +1272,7 @@ mod tests {
                 search.cur.shard_mut(0).insert(c, &weights.start(rules, t));
                 let mut frontiers = Vec::new();
                 for _ in 0..depths {
-                    search.step(&mut DepthStats::default()).unwrap();
+                    search.step(&mut DepthStats::default(), u32::MAX).unwrap();
                     let mut positions: Vec<Vec<u8>> = search
                         .cur
                         .shards()

@@ -55,7 +55,7 @@ const WARM_UP: u32 = 2;
 /// How many times slower a successor of one way must be than one of the other, once both
 /// ways have timed trials, for [`Choice`] to keep the faster before its trials end: a trial of
 /// the slower way costs a depth's worth of that difference.
-const CLEAR_MARGIN: f64 = 1.25;
+const CLEAR_MARGIN: f64 = 1.15;
 
 /// How many times its size the frontier may change between the two trials of a pair for
 /// [`Choice`] to end the trials early ([`CLEAR_MARGIN`]): a successor costs more in a larger
@@ -80,8 +80,8 @@ pub(crate) struct Choice {
     trial: Option<Fill>,
     /// The way kept after the trials.
     kept: Option<Fill>,
-    /// The size of the frontier at the last trial: trials come again at [`RETRY_GROWTH`]
-    /// times it.
+    /// The size of the frontier at the last trial (or where the last would have been, when
+    /// the trials ended early): trials come again at [`RETRY_GROWTH`] times it.
     tried_at: usize,
     /// The size of the frontier at the trial before.
     tried_before: usize,
@@ -143,6 +143,11 @@ impl Choice {
             // A pair of trials on frontiers of about one size has shown one way clearly faster:
             // no more trials of the other.
             self.kept = Some(if lock < owned { Fill::OneLock } else { Fill::Owned });
+            // The next trials come as far past where the trials would have ended, at the
+            // growth the last two saw, as after a full set: ending early does not bring them
+            // forward, to depths where a trial of the slower way costs more.
+            let growth = (self.tried_at as f64 / self.tried_before.max(1) as f64).max(1.0);
+            self.tried_at = (self.tried_at as f64 * growth.powi((TRIALS - self.tried) as i32)) as usize;
         } else if self.tried >= TRIALS {
             self.kept = Some(if lock_n > 0 && lock <= owned { Fill::OneLock } else { Fill::Owned });
         }
@@ -223,7 +228,7 @@ mod tests {
         assert_eq!(picks([1.3e-9, 1e-9]), [OneLock, Owned, OneLock, Owned, OneLock, OneLock]);
         assert_eq!(picks([1e-9, 1.3e-9]), [OneLock, Owned, OneLock, Owned, Owned, Owned]);
         // A smaller difference runs every trial.
-        assert_eq!(picks([1.2e-9, 1e-9]), [OneLock, Owned].repeat(TRIALS as usize / 2));
+        assert_eq!(picks([1.1e-9, 1e-9]), [OneLock, Owned].repeat(TRIALS as usize / 2));
         // So does a frontier that grows fast, whatever the difference.
         let mut choice = Choice::new(Fill::Auto);
         let seen: Vec<Fill> = (0..TRIALS)
@@ -236,6 +241,27 @@ mod tests {
             .collect();
         assert_eq!(seen, [OneLock, Owned].repeat(TRIALS as usize / 2));
         assert_eq!(choice.pick(1000 << TRIALS), OneLock);
+    }
+
+    /// Trials that end early put the next ones off as far as a full set would have: the
+    /// frontier must grow [`RETRY_GROWTH`] times past where the last trial would have been.
+    #[test]
+    fn trials_ended_early_come_again_where_a_full_set_would_have() {
+        use Fill::{OneLock, Owned};
+        let mut choice = Choice::new(Fill::Auto);
+        let mut seen = Vec::new();
+        for (depth, positions) in [1000, 1100, 1210, 1331].into_iter().enumerate() {
+            let fill = choice.pick(positions);
+            seen.push(fill);
+            let per = if fill == OneLock { 2e-9 } else { 1e-9 };
+            choice.record(if depth < WARM_UP as usize { 1.0 } else { per * 1000.0 }, 1000);
+        }
+        // Kept after the first timed pair, at 1331 positions: a full set would have ended two
+        // trials later, at 1331 * (1331 / 1210)^2, 1610 positions.
+        assert_eq!(seen, [OneLock, Owned, OneLock, Owned]);
+        assert_eq!(choice.pick(1331 * RETRY_GROWTH), Owned);
+        assert_eq!(choice.pick(1610 * RETRY_GROWTH - 1), Owned);
+        assert_eq!(choice.pick(1610 * RETRY_GROWTH), OneLock, "trials again");
     }
 
     #[test]

@@ -231,7 +231,11 @@ impl<T: Zeroable + Copy> MmapArray<T> {
             let _ = map.advise(memmap2::Advice::HugePage);
             self.huge.store(true, Relaxed);
         }
-        if self.huge.load(Relaxed) { HUGE_BYTES } else { POPULATE_PIECE }
+        if self.huge.load(Relaxed) {
+            HUGE_BYTES
+        } else {
+            POPULATE_PIECE
+        }
     }
 
     /// Pre-faults, on the calling thread, the pages the array would take to grow to `len`

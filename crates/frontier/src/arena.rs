@@ -246,7 +246,7 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// read as zero, as before). Linux only (elsewhere a no-op).
     pub fn prefault(&self, len: usize, stop: &AtomicBool) {
         #[cfg(target_os = "linux")]
-        if let Some(map) = &self.map {
+        if let (Some(map), false) = (&self.map, stop.load(Relaxed)) {
             const PAGE: usize = 4096;
             let size = std::mem::size_of::<T>();
             let start = self.populated.load(Relaxed) * size / PAGE * PAGE;

@@ -1153,8 +1153,9 @@ const PEAK_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
 const PARALLEL_MIN: usize = 1 << 14;
 
 /// The smallest serial depth (in positions) whose idle threads pre-fault memory for the
-/// coming depths ([`Search::prefault_ahead`]): a smaller one ends before a thread could take
-/// the job, and its frontier is far from the sizes that need fresh pages.
+/// coming depths ([`Search::prefault_ahead`]): a smaller one takes a fraction of a
+/// millisecond, and would spend a good share of it waiting at its end for the piece under
+/// way (a huge page's fault), and its frontier is far from the sizes that need fresh pages.
 const PREFAULT_MIN: usize = 1 << 12;
 
 /// How many depths ahead of a serial one the memory of the source's sets is pre-faulted for

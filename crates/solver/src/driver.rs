@@ -1160,7 +1160,7 @@ const PREFAULT_MIN: usize = 1 << 12;
 
 /// How many depths ahead of a serial one the memory of the source's sets is pre-faulted for
 /// ([`Search::prefault_ahead`]).
-const PREFAULT_DEPTHS: u32 = 6;
+const PREFAULT_DEPTHS: u32 = 8;
 
 /// Calls `f(index, item)` on every item: on the thread pool when `parallel` and there is more
 /// than one item, else on the calling thread, in order.

@@ -1,6 +1,8 @@
 //! Growable arrays of plain data in anonymous memory maps.
 
 use std::marker::PhantomData;
+#[cfg(target_os = "linux")]
+use std::ops::Range;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 
@@ -49,6 +51,32 @@ const RELEASE_BYTES: usize = 1 << 20;
 /// Bytes of fresh small pages pre-faulted as one piece ([`Zeroer::each_piece`]): small
 /// enough that the growth of a table of a few megabytes goes to several threads.
 const POPULATE_PIECE: usize = 256 << 10;
+
+/// The page size the byte ranges given to the system are rounded to.
+#[cfg(target_os = "linux")]
+const PAGE: usize = 4096;
+
+/// How many pieces of `piece` bytes `bytes` spans, counted from the map's start (see
+/// [`piece_of`]).
+#[cfg(target_os = "linux")]
+fn pieces(bytes: &Range<usize>, piece: usize) -> usize {
+    bytes.end.div_ceil(piece) - bytes.start / piece
+}
+
+/// Piece `i` of `bytes`: pieces end on multiples of their size from the map's start (which
+/// Linux aligns for huge pages), so a huge page is faulted whole, and no two pieces share one
+/// (they would wait for each other).
+#[cfg(target_os = "linux")]
+fn piece_of(bytes: &Range<usize>, piece: usize, i: usize) -> Range<usize> {
+    let first = bytes.start / piece + i;
+    (first * piece).max(bytes.start)..((first + 1) * piece).min(bytes.end)
+}
+
+/// Pre-faults `bytes` of `map` (`MADV_POPULATE_WRITE`); a hint: errors are ignored.
+#[cfg(target_os = "linux")]
+fn fault(map: &MmapMut, bytes: Range<usize>) {
+    let _ = map.advise_range(memmap2::Advice::PopulateWrite, bytes.start, bytes.len());
+}
 
 /// An array of `T` (any plain data that zero bytes make valid) whose length can change within
 /// a reserved anonymous memory map (memmap2).
@@ -151,7 +179,6 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     fn release_past(&mut self, len: usize) {
         #[cfg(target_os = "linux")]
         if let Some(map) = &self.map {
-            const PAGE: usize = 4096;
             let size = std::mem::size_of::<T>().max(1);
             let start = (len * size).div_ceil(PAGE) * PAGE;
             let end = (self.touched * size).min(map.len());
@@ -198,30 +225,31 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// system call each would cost more). A hint: errors are ignored.
     fn populate(&mut self, from: usize, to: usize, zeroer: &impl Zeroer) {
         #[cfg(target_os = "linux")]
-        if let Some(map) = &self.map {
-            const PAGE: usize = 4096;
-            let size = std::mem::size_of::<T>();
-            let start = from * size / PAGE * PAGE;
-            let end = (to * size).min(map.len());
-            if end >= start + (64 << 10) {
-                let piece = self.piece_for(map, end - start);
-                let first = start / piece;
-                zeroer.each_piece(end.div_ceil(piece) - first, &|i| {
-                    let a = ((first + i) * piece).max(start);
-                    let b = ((first + i + 1) * piece).min(end);
-                    let _ = map.advise_range(memmap2::Advice::PopulateWrite, a, b - a);
-                });
-                *self.populated.get_mut() = to;
-            }
+        if let Some((map, bytes, piece)) = self.to_fault(from, to) {
+            zeroer.each_piece(pieces(&bytes, piece), &|i| fault(map, piece_of(&bytes, piece, i)));
+            *self.populated.get_mut() = to;
         }
         #[cfg(not(target_os = "linux"))]
         let _ = (from, to, zeroer);
     }
 
-    /// The size of the pieces in which `bytes` more bytes of `map` are pre-faulted, asking for
-    /// huge pages first when that is [`HUGE_BYTES`] or more at once. Pieces end on multiples
-    /// of their size from the map's start (which Linux aligns for huge pages): a huge page is
-    /// faulted whole, and two pieces of one would wait for each other.
+    /// The map, the bytes to pre-fault for elements `from..to` (from the page that holds
+    /// element `from`, cut to the map) and the size of their pieces ([`MmapArray::piece_for`]);
+    /// `None` without a map or under 64 KiB (a system call would cost more than the faults).
+    #[cfg(target_os = "linux")]
+    fn to_fault(&self, from: usize, to: usize) -> Option<(&MmapMut, Range<usize>, usize)> {
+        let map = self.map.as_ref()?;
+        let size = std::mem::size_of::<T>();
+        let bytes = from * size / PAGE * PAGE..(to * size).min(map.len());
+        if bytes.end < bytes.start + (64 << 10) {
+            return None;
+        }
+        let piece = self.piece_for(map, bytes.len());
+        Some((map, bytes, piece))
+    }
+
+    /// The size of the pieces ([`piece_of`]) in which `bytes` more bytes of `map` are
+    /// pre-faulted, asking for huge pages first when that is [`HUGE_BYTES`] or more at once.
     #[cfg(target_os = "linux")]
     fn piece_for(&self, map: &MmapMut, bytes: usize) -> usize {
         if bytes >= HUGE_BYTES && !self.huge.load(Relaxed) {
@@ -246,22 +274,21 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// read as zero, as before). Linux only (elsewhere a no-op).
     pub fn prefault(&self, len: usize, stop: &AtomicBool) {
         #[cfg(target_os = "linux")]
-        if let (Some(map), false) = (&self.map, stop.load(Relaxed)) {
-            const PAGE: usize = 4096;
+        if stop.load(Relaxed) {
+            return;
+        }
+        #[cfg(target_os = "linux")]
+        if let Some((map, bytes, piece)) = self.to_fault(self.populated.load(Relaxed), len) {
             let size = std::mem::size_of::<T>();
-            let start = self.populated.load(Relaxed) * size / PAGE * PAGE;
-            let end = (len * size).min(map.len());
-            if end < start + (64 << 10) {
-                return;
-            }
-            let piece = self.piece_for(map, end - start);
-            let mut a = start;
-            while a < end && !stop.load(Relaxed) {
-                let b = ((a / piece + 1) * piece).min(end);
-                let _ = map.advise_range(memmap2::Advice::PopulateWrite, a, b - a);
+            for i in 0..pieces(&bytes, piece) {
+                if stop.load(Relaxed) {
+                    break;
+                }
+                let faulted = piece_of(&bytes, piece, i);
+                let end = faulted.end;
+                fault(map, faulted);
                 // The elements wholly within the pages faulted so far.
-                self.populated.fetch_max(b / size, Relaxed);
-                a = b;
+                self.populated.fetch_max(end / size, Relaxed);
             }
         }
         #[cfg(not(target_os = "linux"))]

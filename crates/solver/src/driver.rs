@@ -753,7 +753,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let single = !plan.spills() && self.away.is_empty() && !remote;
         // With the whole frontier in memory, each thread fills a shard of its own (owned) or
         // all fill one set (one lock); else records go through shards, a block at a time.
-        let fill = (parallel && single).then(|| self.fill.pick(total));
+        // Depths `stats.depth..=target` are left to make: at most that many fills.
+        let fills_left = target.saturating_add(1).saturating_sub(stats.depth);
+        let fill = (parallel && single).then(|| self.fill.pick(total, fills_left));
         stats.fill = fill;
         let shard_bits = match fill {
             Some(Fill::Owned) => threads.next_power_of_two().trailing_zeros(),

@@ -140,7 +140,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let threads: Option<usize> = flag_value(args, "--threads")?;
     let started = Instant::now();
     // The deep tests first, which builds the binary beside them: each is one whole-program
-    // link, on one core, and side by side they take two. (The tests build in profile
+    // link, mostly on one core, and side by side they take two. (The tests build in profile
     // `release` itself: `--release` would take `bench`, the same settings under another name,
     // and build the binary again.)
     run_cmd(Command::new(env!("CARGO")).args(DEEP_TESTS).arg("--no-run"))?;

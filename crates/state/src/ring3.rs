@@ -88,16 +88,18 @@ impl<B: Canon3> Ring3<B> {
     /// (Filled in place: returned by value, the lists were copied, 2% more instructions.)
     #[inline(always)]
     fn empty_cells(&self, keys: &[u32], e: &mut EmptyCells) {
-        e.items = 0;
+        // The count in a local: kept in the struct, it went through memory each board (a
+        // store, then a load that waits for it).
+        let mut items = 0;
         for (o, &k) in keys.iter().enumerate() {
             let empty = self.backend.gather(!(k | k >> 1 | k >> 2), LOW_BITS);
-            let at = e.items;
-            let list: &mut [u8; 16] = (&mut e.cell[at..at + 16]).try_into().expect("16 items");
+            let list: &mut [u8; 16] = (&mut e.cell[items..items + 16]).try_into().expect("16 items");
             *list = SET_POSITIONS[empty & 511];
-            let own: &mut [u8; 16] = (&mut e.owner[at..at + 16]).try_into().expect("16 items");
+            let own: &mut [u8; 16] = (&mut e.owner[items..items + 16]).try_into().expect("16 items");
             *own = [o as u8; 16];
-            e.items += empty.count_ones() as usize;
+            items += empty.count_ones() as usize;
         }
+        e.items = items;
     }
 
     /// [`Rules::successors_of_many`] for backends that gather a pattern in one instruction,

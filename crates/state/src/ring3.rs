@@ -88,8 +88,8 @@ impl<B: Canon3> Ring3<B> {
     /// (Filled in place: returned by value, the lists were copied, 2% more instructions.)
     #[inline(always)]
     fn empty_cells(&self, keys: &[u32], e: &mut EmptyCells) {
-        // The count in a local: kept in the struct, it went through memory each board (a
-        // store, then a load that waits for it).
+        // The count lives in a local while the list is made: kept in the struct, it would go
+        // through memory for each board (a store, then a load that waits for it).
         let mut items = 0;
         for (o, &k) in keys.iter().enumerate() {
             let empty = self.backend.gather(!(k | k >> 1 | k >> 2), LOW_BITS);

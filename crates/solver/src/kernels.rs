@@ -638,14 +638,7 @@ impl<'a, 'b, K: PackedKey, C: Tally> Owned<'a, 'b, K, C> {
         let mut waits = 0u32;
         while done.load(Ordering::Acquire) < threads {
             self.receive(false);
-            // A thread waited for may be off its core (more threads than cores): after a
-            // while, this one gives its core up between looks.
-            waits = waits.saturating_add(1);
-            if waits < 1 << 12 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
+            pause(&mut waits);
         }
         self.receive(true);
     }
@@ -799,11 +792,7 @@ impl<'a, 'b, K: PackedKey, C: Tally> OneLock<'a, 'b, K, C> {
         if self.waiting.batches.is_empty() {
             return;
         }
-        let set = if wait {
-            Some(self.set.lock().unwrap_or_else(|e| e.into_inner()))
-        } else {
-            self.set.try_lock().ok()
-        };
+        let set = if wait { Some(lock_spinning(self.set)) } else { self.set.try_lock().ok() };
         if let Some(mut set) = set {
             let Waiting { batches, spare } = &mut *self.waiting;
             for (batch, n) in batches.drain(..) {
@@ -858,6 +847,39 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for OneLock<'_, '_, K, C> {
             buffer.resize(batch.len(), (0, K::ZERO, C::zero()));
             std::mem::swap(batch, &mut buffer);
             self.wait(buffer, len);
+        }
+    }
+}
+
+/// Looks a thread spins for what another thread does before it gives its core up between
+/// looks ([`pause`]).
+const SPINS: u32 = 1 << 12;
+
+/// Waits a moment between two looks at what another thread does, the `waits`-th time: a
+/// spin, or after [`SPINS`] looks a yield of the core, as the thread waited for may be off
+/// its core (more threads than cores). Neither parks the thread: a parked thread is woken
+/// late (a system call, and on a virtual machine perhaps a halted vCPU), and what is waited
+/// for here takes microseconds.
+#[inline(always)]
+fn pause(waits: &mut u32) {
+    *waits = waits.saturating_add(1);
+    if *waits < SPINS {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+}
+
+/// Takes `lock` ([`OneLock`]'s set, held for a batch's inserts), spinning while another
+/// thread holds it ([`pause`]): `Mutex::lock` parks a thread after a few spins, and the
+/// one lock is taken every few batches.
+fn lock_spinning<T>(lock: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    let mut waits = 0u32;
+    loop {
+        match lock.try_lock() {
+            Ok(guard) => return guard,
+            Err(std::sync::TryLockError::Poisoned(e)) => return e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => pause(&mut waits),
         }
     }
 }

@@ -1166,6 +1166,37 @@ mod tests {
         }
     }
 
+    /// A lock another thread holds is taken once that thread lets it go (the holder changes
+    /// the value first, so the taker must have waited), and a poisoned one is taken as well.
+    #[test]
+    fn a_spinning_lock_waits_for_its_holder_and_takes_a_poisoned_one() {
+        let lock = std::sync::Mutex::new(0u32);
+        let (held_tx, held_rx) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let mut guard = lock.lock().unwrap();
+                held_tx.send(()).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                *guard = 1;
+            });
+            held_rx.recv().unwrap();
+            let mut guard = lock_spinning(&lock);
+            assert_eq!(*guard, 1, "taken only after the holder let go");
+            *guard = 2;
+        });
+        let poisoned = std::sync::Mutex::new(3u32);
+        let _ = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let _guard = poisoned.lock().unwrap();
+                    panic!("poisons the lock");
+                })
+                .join()
+        });
+        assert!(poisoned.is_poisoned());
+        assert_eq!(*lock_spinning(&poisoned), 3);
+    }
+
     #[test]
     fn in_shard_agrees_with_the_shard_of_a_hash() {
         for bits in 0..=12 {

@@ -19,7 +19,8 @@
 //!    fell short) is written to disk after its depth ([`Budget::must_evict`]).
 //!
 //! The limit defaults to a quarter of the physical memory ([`default_memory_limit`]), read
-//! only once a frontier is large enough for it to matter (small searches read no `/proc`).
+//! only once a frontier is large enough for it to matter (small searches make no system call
+//! for it).
 
 use std::sync::OnceLock;
 
@@ -41,8 +42,16 @@ const MARGIN: f64 = 1.25;
 pub fn default_memory_limit() -> u64 {
     #[cfg(target_os = "linux")]
     {
-        use procfs::Current as _;
-        procfs::Meminfo::current().map_or(1 << 30, |m| m.mem_total / 4)
+        // SAFETY: `sysinfo` (the struct) is plain C data, for which all-zero bytes are valid.
+        let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
+        // SAFETY: `sysinfo` writes one struct through the pointer, which points to one on
+        // this stack frame, alive and not otherwise borrowed during the call.
+        if unsafe { libc::sysinfo(&mut info) } != 0 {
+            return 1 << 30;
+        }
+        // The total usable RAM (what `/proc/meminfo` calls `MemTotal`), in units of `mem_unit`.
+        // (`c_ulong`: 32 bits on 32-bit systems.)
+        (info.totalram as u64).saturating_mul(u64::from(info.mem_unit)) / 4
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -212,7 +221,7 @@ mod tests {
     fn small_searches_stay_in_memory_without_reading_the_limit() {
         let b = Budget::new(None);
         assert_eq!(b.plan(&need(1000, 100_000)), Plan::IN_MEMORY);
-        assert!(b.default.get().is_none(), "no /proc read for a small search");
+        assert!(b.default.get().is_none(), "no limit read for a small search");
         assert!(!b.must_evict(1 << 20));
     }
 

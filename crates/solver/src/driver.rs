@@ -181,8 +181,8 @@ struct Progress {
     /// Positions of the depth `done` over every rank.
     states: u64,
     out: Outcome,
+    /// The peak memory as last read.
     peak: u64,
-    peak_read: Option<Instant>,
 }
 
 /// The result of a search.
@@ -328,7 +328,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 (0, states)
             }
         };
-        let mut progress = Progress { done, states, out, peak: 0, peak_read: None };
+        let mut progress = Progress { done, states, out, peak: 0 };
         self.depths(&mut progress, depth, config, observe)?;
         let mut out = progress.out;
         if self.ranks.n > 1 {
@@ -391,9 +391,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         config: RunConfig,
         observe: &mut Observer<'_>,
     ) -> Result<()> {
-        // Reading /proc is a system call and a parse, a share of a small search: the peak is
-        // read only after depths that took over a millisecond (it cannot have moved much in
-        // the others), at most once in `PEAK_EVERY`, so a search that quick reports none.
+        // The peak is read (a system call) only after depths that took over a millisecond: it
+        // cannot have moved much in the others, so a search that quick reports none.
         while p.done < depth && p.states > 0 {
             if self.parallel() && rayon::current_thread_index().is_none() {
                 // The rest runs on a pool thread, which then takes part in every parallel
@@ -462,9 +461,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             stats.expand_seconds = self.phase_seconds[0];
             stats.insert_seconds = self.phase_seconds[1];
             (stats.bytes_read, stats.bytes_written) = self.io;
-            if stats.seconds > 1e-3 && p.peak_read.is_none_or(|r| r.elapsed() >= PEAK_EVERY) {
+            if stats.seconds > 1e-3 {
                 p.peak = peak_memory();
-                p.peak_read = Some(Instant::now());
             }
             stats.peak_memory = p.peak;
             p.states = self.over_ranks(&mut stats);
@@ -1141,9 +1139,6 @@ fn post<K: PackedKey, C: Tally>(
         home::deliver(got, next, outbox)
     })
 }
-
-/// The least time between two reads of the peak memory (see [`DepthStats::peak_memory`]).
-const PEAK_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Frontiers smaller than this are expanded on the calling thread, straight into one set
 /// ([`crate::kernels::direct`]): below it, starting the pool and handing work between threads

@@ -96,12 +96,19 @@ pub struct RankSummary {
 /// is `Send`: a search moves onto the thread pool when its first parallel depth comes.
 pub(crate) type Observer<'a> = dyn FnMut(&DepthStats) + Send + 'a;
 
-/// Peak resident memory of this process in bytes (`VmHWM`), 0 where unknown (Linux only).
+/// Peak resident memory of this process in bytes, 0 where unknown (Linux only): the kernel's
+/// high-water mark of its resident set (`ru_maxrss`, what `/proc/self/status` calls `VmHWM`),
+/// in one system call, with no file to open or parse.
 pub fn peak_memory() -> u64 {
     #[cfg(target_os = "linux")]
     {
-        let status = procfs::process::Process::myself().and_then(|p| p.status());
-        status.ok().and_then(|s| s.vmhwm).map_or(0, |kib| kib * 1024)
+        // SAFETY: `rusage` is a plain C struct, for which all-zero bytes are a valid value.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `getrusage` writes one `rusage` through the pointer, which points to one
+        // on this stack frame, alive and not otherwise borrowed during the call.
+        let done = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0;
+        // Linux counts it in KiB.
+        if done { u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024 } else { 0 }
     }
     #[cfg(not(target_os = "linux"))]
     0

@@ -28,30 +28,13 @@ impl Level {
     pub fn is_available(self) -> bool {
         match self {
             Level::Portable => true,
+            // One snapshot of the CPU for both levels (and the backends' other questions):
+            // each CPUID traps to the hypervisor on a virtual machine, a measurable share of a
+            // small search's process start-up.
             #[cfg(target_arch = "x86_64")]
-            Level::Avx2 => {
-                // `cpufeatures` asks the CPU only what these features need (3 CPUID leaves, each
-                // a trap to the hypervisor on a virtual machine), where std's detection asks every
-                // leaf it knows: a measurable share of a small search's process start-up.
-                cpufeatures::new!(avx2_level, "avx2", "bmi1", "bmi2", "popcnt");
-                avx2_level::get()
-            }
+            Level::Avx2 => crate::cpu::Cpu::get().has_avx2_level(),
             #[cfg(target_arch = "x86_64")]
-            Level::Avx512 => {
-                cpufeatures::new!(
-                    avx512_level,
-                    "avx2",
-                    "bmi1",
-                    "bmi2",
-                    "popcnt",
-                    "avx512f",
-                    "avx512cd",
-                    "avx512bw",
-                    "avx512dq",
-                    "avx512vl"
-                );
-                avx512_level::get()
-            }
+            Level::Avx512 => crate::cpu::Cpu::get().has_avx512_level(),
             #[cfg(not(target_arch = "x86_64"))]
             Level::Avx2 | Level::Avx512 => false,
         }

@@ -44,6 +44,8 @@
 
 pub mod canon;
 mod counts;
+#[cfg(target_arch = "x86_64")]
+mod cpu;
 mod grid;
 mod key;
 mod level;

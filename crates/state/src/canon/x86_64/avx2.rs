@@ -67,20 +67,9 @@ impl Avx2 {
 
 /// True when this CPU runs BMI2's `pext` and `pdep` fast (a few cycles): every CPU that has
 /// them but AMD's (and Hygon's) before Zen 3, which run them in microcode, up to hundreds of
-/// cycles. (Two CPUID instructions, about a microsecond each on this VM.)
+/// cycles. Read from the CPUID leaves asked once a process (see `state::cpu`).
 pub fn fast_bit_gather() -> bool {
-    // SAFETY: CPUID exists on every x86-64 CPU; leaves 0 and 1 always.
-    #[allow(unused_unsafe)]
-    let (vendor, signature) = unsafe {
-        let v = __cpuid(0);
-        ([v.ebx.to_le_bytes(), v.edx.to_le_bytes(), v.ecx.to_le_bytes()].concat(), __cpuid(1).eax)
-    };
-    if vendor != b"AuthenticAMD" && vendor != b"HygonGenuine" {
-        return true;
-    }
-    let base = (signature >> 8) & 0xF;
-    let family = if base == 0xF { base + ((signature >> 20) & 0xFF) } else { base };
-    family >= 0x19
+    crate::cpu::Cpu::get().fast_bit_gather()
 }
 
 /// [`super::super::reverse_ring`] with BMI2: the eight 3-bit positions spread one a byte,

@@ -6,7 +6,10 @@
 //! traps to the hypervisor, and together they take about a tenth of a search of depth 1 (see
 //! benches/RESULTS.md). The binary aborts on panic, so the unwinder only walks the stack for a
 //! backtrace, which the static copy does as well. The library's own symbols win over the
-//! shared library's, which the linker then leaves out (Rust links with `--as-needed`).
+//! shared library's, which the linker then leaves out (Rust links with `--as-needed`). The
+//! binary then needs of the C library what the compiler's libgcc_eh.a needs of the one it was
+//! built for (glibc 2.35's `_dl_find_object`, say): a binary built on a system runs there;
+//! `cargo xtask dist` makes the one to ship elsewhere.
 //!
 //! Left as it is:
 //! * with `crt-static` (`cargo xtask dist`): the whole C runtime is static already;

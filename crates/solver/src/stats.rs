@@ -108,7 +108,11 @@ pub fn peak_memory() -> u64 {
         // on this stack frame, alive and not otherwise borrowed during the call.
         let done = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0;
         // Linux counts it in KiB.
-        if done { u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024 } else { 0 }
+        if done {
+            u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024
+        } else {
+            0
+        }
     }
     #[cfg(not(target_os = "linux"))]
     0

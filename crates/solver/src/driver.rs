@@ -149,6 +149,9 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     merge_sets: Vec<Mutex<CountSet<R::Key, W::Count>>>,
     /// Positions of the last depth per position of the one before: sizes the next tables.
     growth: f64,
+    /// False when the rest of the run is too little work to start the thread pool for
+    /// ([`POOL_WORK_MIN`]): its depths stay on the calling thread until the pool is running.
+    pool_pays: bool,
     /// Records (successors stored) per position at the last depth: sizes the buckets.
     fanout: f64,
     /// Seconds of the last step's expand and insert phases.
@@ -254,6 +257,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             fill: fill::Choice::new(Fill::Auto),
             merge_sets: Vec::new(),
             growth: 4.0,
+            pool_pays: true,
             fanout: 8.0,
             phase_seconds: [0.0; 2],
             count_boards: false,
@@ -394,6 +398,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         // The peak is read (a system call) only after depths that took over a millisecond: it
         // cannot have moved much in the others, so a search that quick reports none.
         while p.done < depth && p.states > 0 {
+            self.pool_pays = self.work_left(depth - p.done) >= POOL_WORK_MIN;
             if self.parallel() && rayon::current_thread_index().is_none() {
                 // The rest runs on a pool thread, which then takes part in every parallel
                 // phase itself: each wakes one thread fewer than a call from outside the pool
@@ -678,9 +683,24 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         keys.min(most) as usize
     }
 
-    /// True when the current depth is worth spreading over the thread pool.
+    /// True when the current depth is worth spreading over the thread pool: a frontier of
+    /// [`PARALLEL_MIN`] positions or more, and, until the pool runs, enough work left in the
+    /// run to pay for starting it ([`POOL_WORK_MIN`]).
     fn parallel(&self) -> bool {
-        self.depth_states() >= PARALLEL_MIN as u64 && rayon::current_num_threads() > 1
+        self.depth_states() >= PARALLEL_MIN as u64
+            && (self.pool_pays || rayon::current_thread_index().is_some())
+            && rayon::current_num_threads() > 1
+    }
+
+    /// Positions the run's `depths` remaining depths are expected to expand, from the current
+    /// frontier at the last depth's growth.
+    fn work_left(&self, depths: u32) -> f64 {
+        let (mut positions, mut sum) = (self.depth_states() as f64, 0.0);
+        for _ in 0..depths.min(64) {
+            sum += positions;
+            positions *= self.growth;
+        }
+        sum
     }
 
     /// The last depth: every position's successors end their paths.
@@ -1148,6 +1168,17 @@ fn post<K: PackedKey, C: Tally>(
 /// per binary, are no slower with this value than with twice it, and the 3x3 boards with a
 /// die gain (figures in benches/RESULTS.md).
 const PARALLEL_MIN: usize = 1 << 14;
+
+/// The least work, in positions the rest of a run is expected to expand ([`Search::work_left`]),
+/// for which a search starts its thread pool: starting it, and the first parallel depths'
+/// fresh shards and wake-ups, cost more than a second thread saves in a run that ends a few
+/// depths later. Public case cg11 (depth 20, its last four depths over 16 384 positions: about
+/// 100 000 positions left when the first of them comes) ran in 13.6 ms on two threads
+/// against 10.7 on one (medians of 41 runs; figures in benches/RESULTS.md). A run that passes
+/// it later starts the pool then; once started, every depth of [`PARALLEL_MIN`] positions or
+/// more is parallel. A search given a thread count ([`crate::Options::threads`]) runs in a pool
+/// of its own from the start, so this decides only the default's lazy pool.
+const POOL_WORK_MIN: f64 = (1 << 18) as f64;
 
 /// The smallest serial depth (in positions) whose idle threads pre-fault memory for the
 /// coming depths ([`Search::prefault_ahead`]): a smaller one takes a fraction of a

@@ -1172,9 +1172,9 @@ const PARALLEL_MIN: usize = 1 << 14;
 /// The least work, in positions the rest of a run is expected to expand ([`Search::work_left`]),
 /// for which a search starts its thread pool: starting it, and the first parallel depths'
 /// fresh shards and wake-ups, cost more than a second thread saves in a run that ends a few
-/// depths later. Public case cg11 (depth 20, its last four depths over 16 384 positions: about
-/// 100 000 positions left when the first of them comes) ran in 13.6 ms on two threads
-/// against 10.7 on one (medians of 41 runs; figures in benches/RESULTS.md). A run that passes
+/// depths later: public case cg11 (depth 20, its last four depths over 16 384 positions, about
+/// 100 000 positions left when the first of them comes) runs faster on one thread than on
+/// two (figures in benches/RESULTS.md). A run that passes
 /// it later starts the pool then; once started, every depth of [`PARALLEL_MIN`] positions or
 /// more is parallel. A search given a thread count ([`crate::Options::threads`]) runs in a pool
 /// of its own from the start, so this decides only the default's lazy pool.

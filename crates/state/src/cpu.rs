@@ -1,10 +1,10 @@
 //! What this x86-64 CPU says of itself, asked once a process: the two CPUID leaves that the
 //! instruction sets of [`crate::Level`] and the backends' choices need, and nothing more.
 //!
-//! On a virtual machine every CPUID instruction traps to the hypervisor: about 10 µs each on
-//! the VMs measured, where a whole search of depth 1 takes under 2 ms. Leaves 1 and 7 (and
-//! XCR0, which does not trap) answer every question asked here; the vendor string (leaf 0)
-//! is not needed (see [`Cpu::fast_bit_gather`]).
+//! On a virtual machine every CPUID instruction traps to the hypervisor, at a cost that a
+//! short search notices (figures in benches/RESULTS.md). Leaves 1 and 7 (and XCR0, which
+//! does not trap) answer every question asked here; the vendor string (leaf 0) is not needed
+//! (see [`Cpu::fast_bit_gather`]).
 
 use std::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
 use std::sync::OnceLock;
@@ -50,7 +50,7 @@ impl Cpu {
     fn ask() -> Cpu {
         // SAFETY: CPUID exists on every x86-64 CPU, and leaf 1 on every one; leaf 7 is read
         // only where leaf 0xD exists (XSAVE), so the CPU answers it rather than repeating its
-        // highest leaf. (Safe to call in Rust 1.87 and later.)
+        // highest leaf. (Recent Rust makes these intrinsics safe to call.)
         #[allow(unused_unsafe)]
         let leaf1 = unsafe { __cpuid(1) };
         let xsave = leaf1.ecx & XSAVE != 0;

@@ -4,12 +4,12 @@
 //! Why: the contest runs one short process a case. Loading libgcc_s runs its constructor,
 //! which identifies the CPU with a series of CPUID instructions; on a virtual machine each one
 //! traps to the hypervisor, and together they take a sizeable share of a short search's
-//! process (figures in benches/RESULTS.md). The binary aborts on panic, so the unwinder only walks the stack for a
-//! backtrace, which the static copy does as well. The library's own symbols win over the
-//! shared library's, which the linker then leaves out (Rust links with `--as-needed`). The
-//! binary then needs of the C library what the compiler's libgcc_eh.a needs of the one it was
-//! built for (glibc 2.35's `_dl_find_object`, say): a binary built on a system runs there;
-//! `cargo xtask dist` makes the one to ship elsewhere.
+//! process (figures in benches/RESULTS.md). The binary aborts on panic, so the unwinder only
+//! walks the stack for a backtrace, which the static copy does as well. The library's own
+//! symbols win over the shared library's, which the linker then leaves out (Rust links with
+//! `--as-needed`). The binary then needs of the C library what the compiler's libgcc_eh.a
+//! needs of the one it was built for (glibc 2.35's `_dl_find_object`, say): a binary built on
+//! a system runs there; `cargo xtask dist` makes the one to ship elsewhere.
 //!
 //! Left as it is:
 //! * with `crt-static` (`cargo xtask dist`): the whole C runtime is static already;

@@ -1174,10 +1174,10 @@ const PARALLEL_MIN: usize = 1 << 14;
 /// fresh shards and wake-ups, cost more than a second thread saves in a run that ends a few
 /// depths later: public case cg11 (depth 20, its last four depths over 16 384 positions, about
 /// 100 000 positions left when the first of them comes) runs faster on one thread than on
-/// two (figures in benches/RESULTS.md). A run that passes
-/// it later starts the pool then; once started, every depth of [`PARALLEL_MIN`] positions or
-/// more is parallel. A search given a thread count ([`crate::Options::threads`]) runs in a pool
-/// of its own from the start, so this decides only the default's lazy pool.
+/// two (figures in benches/RESULTS.md). A run that passes it later starts the pool then; once
+/// started, every depth of [`PARALLEL_MIN`] positions or more is parallel. A search given a
+/// thread count ([`crate::Options::threads`]) runs in a pool of its own from the start, so
+/// this decides only the default's lazy pool.
 const POOL_WORK_MIN: f64 = (1 << 18) as f64;
 
 /// The smallest serial depth (in positions) whose idle threads pre-fault memory for the

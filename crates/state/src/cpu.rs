@@ -91,9 +91,18 @@ impl Cpu {
 /// vendor string (one more CPUID). A wrong answer costs speed only: both ways give the same
 /// results.
 pub(crate) fn fast_bit_gather_of(signature: u32) -> bool {
+    !(0x15..=0x18).contains(&family(signature))
+}
+
+/// The family of a CPU signature (CPUID leaf 1, EAX): the base family, plus the extended one
+/// where the base is 0xF.
+fn family(signature: u32) -> u32 {
     let base = (signature >> 8) & 0xF;
-    let family = if base == 0xF { base + ((signature >> 20) & 0xFF) } else { base };
-    !(0x15..=0x18).contains(&family)
+    if base == 0xF {
+        base + ((signature >> 20) & 0xFF)
+    } else {
+        base
+    }
 }
 
 /// XCR0, the register state the OS saves.
@@ -139,8 +148,7 @@ mod tests {
         let v = unsafe { __cpuid(0) };
         let vendor = [v.ebx.to_le_bytes(), v.edx.to_le_bytes(), v.ecx.to_le_bytes()].concat();
         let cpu = Cpu::get();
-        let base = (cpu.signature >> 8) & 0xF;
-        let family = if base == 0xF { base + ((cpu.signature >> 20) & 0xFF) } else { base };
+        let family = family(cpu.signature);
         // The rule by vendor: slow on AMD's and Hygon's CPUs before Zen 3 (family 0x19). The two
         // need agree only where BMI2 exists (leaf 7, EBX bit 8).
         let by_vendor = (vendor != b"AuthenticAMD" && vendor != b"HygonGenuine") || family >= 0x19;

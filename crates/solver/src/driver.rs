@@ -140,6 +140,8 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     batches: PerWorker<Batch<R::Key, W::Count>>,
     /// The buffers of an [`Owned`] fill, one a worker thread, kept like `batches`.
     letters: PerWorker<Letters<R::Key, W::Count>>,
+    /// The mailboxes of an [`Owned`] fill and their emptied blocks, kept like `batches`.
+    mailboxes: Post<R::Key, W::Count>,
     /// The successors waiting for a [`OneLock`] fill's lock, one [`Waiting`] a worker thread,
     /// kept like `batches`.
     waiting: PerWorker<Waiting<R::Key, W::Count>>,
@@ -253,6 +255,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             chunks: Vec::new(),
             batches: Vec::new(),
             letters: Vec::new(),
+            mailboxes: Post::default(),
             waiting: Vec::new(),
             fill: fill::Choice::new(Fill::Auto),
             merge_sets: Vec::new(),
@@ -1012,7 +1015,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                         threads,
                     );
                 }
-                let post = Post::new(1 << shard_bits);
+                self.mailboxes.prepare(1 << shard_bits);
+                let post = &self.mailboxes;
                 let sets: Vec<_> = next.shards_mut().iter_mut().map(Mutex::new).collect();
                 let letters = &self.letters;
                 let done = AtomicUsize::new(0);
@@ -1023,7 +1027,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                         sets[s].lock().unwrap_or_else(|e| e.into_inner()).reset(shard_bits, expect);
                     }
                     let letters = &mut *letters[me].lock().unwrap_or_else(|e| e.into_inner());
-                    let mut sink = Owned::new(&sets, shard_bits, &post, letters);
+                    let mut sink = Owned::new(&sets, shard_bits, post, letters);
                     expand_dealt(me, &mut |c, batch| {
                         dispatch::direct(rules, weights, cur, c, &mut sink, batch, count_boards)
                     });

@@ -393,9 +393,13 @@ const POST_BLOCK: usize = 512;
 type Letter<K, C> = Vec<(K, C)>;
 
 /// The mailboxes of an [`Owned`] fill, one a shard of the next set: blocks of successors
-/// (key, counts) that other threads have posted to the shard's owner.
+/// (key, counts) that other threads have posted to the shard's owner; and the emptied blocks,
+/// which any thread takes to post in. Kept from fill to fill: a thread that posts more than
+/// it is posted takes the blocks the others emptied, rather than new memory (each new block's
+/// pages are faults, and the threads' heaps would grow with every fill).
 pub(crate) struct Post<K, C> {
     boxes: Vec<Mailbox<K, C>>,
+    spare: std::sync::Mutex<Vec<Letter<K, C>>>,
 }
 
 /// A shard's mailbox ([`Post`]).
@@ -407,13 +411,28 @@ struct Mailbox<K, C> {
     waiting: std::sync::atomic::AtomicBool,
 }
 
+impl<K, C> Default for Post<K, C> {
+    fn default() -> Self {
+        Post { boxes: Vec::new(), spare: Default::default() }
+    }
+}
+
 impl<K: PackedKey, C: Tally> Post<K, C> {
-    /// Empty mailboxes for `shards` shards.
-    pub(crate) fn new(shards: usize) -> Self {
-        let boxes = (0..shards)
-            .map(|_| Mailbox { blocks: Default::default(), waiting: Default::default() })
-            .collect();
-        Post { boxes }
+    /// Mailboxes for `shards` shards (each empty after a fill: the fill takes every block).
+    pub(crate) fn prepare(&mut self, shards: usize) {
+        self.boxes
+            .resize_with(shards, || Mailbox { blocks: Default::default(), waiting: Default::default() });
+    }
+
+    /// An empty block to post in: an emptied one, or a new one.
+    fn spare_block(&self) -> Letter<K, C> {
+        let spare = self.spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        spare.unwrap_or_else(|| Vec::with_capacity(POST_BLOCK + SUCCESSORS))
+    }
+
+    /// Takes back the blocks in `emptied` (empty), for any thread to post in again.
+    fn give_back(&self, emptied: &mut Vec<Letter<K, C>>) {
+        self.spare.lock().unwrap_or_else(|e| e.into_inner()).append(emptied);
     }
 
     /// Puts a block of successors of shard `s` in its mailbox.
@@ -499,8 +518,6 @@ impl Deal {
 pub(crate) struct Letters<K, C> {
     /// One block in the making a shard (those of the thread's own shards stay empty).
     pub blocks: Vec<Lined<Letter<K, C>>>,
-    /// Emptied blocks, for reuse.
-    spare: Vec<Letter<K, C>>,
     /// Blocks taken from the thread's mailboxes.
     received: Vec<Letter<K, C>>,
     /// The thread's own shards, in order.
@@ -522,7 +539,6 @@ impl<K, C> Default for Letters<K, C> {
     fn default() -> Self {
         Letters {
             blocks: Vec::new(),
-            spare: Vec::new(),
             received: Vec::new(),
             own: Vec::new(),
             solo: None,
@@ -613,10 +629,12 @@ impl<'a, 'b, K: PackedKey, C: Tally> Owned<'a, 'b, K, C> {
             } else {
                 self.post.take(s, &mut letters.received);
             }
-            for mut block in letters.received.drain(..) {
-                set.insert_many(&block, |r| r.0, |r| r.1);
+            for block in letters.received.iter_mut() {
+                set.insert_many(block, |r| r.0, |r| r.1);
                 block.clear();
-                letters.spare.push(block);
+            }
+            if !letters.received.is_empty() {
+                self.post.give_back(&mut letters.received);
             }
         }
     }
@@ -630,7 +648,7 @@ impl<'a, 'b, K: PackedKey, C: Tally> Owned<'a, 'b, K, C> {
         let letters = &mut *self.letters;
         for (s, block) in letters.blocks.iter_mut().enumerate() {
             if !block.is_empty() {
-                self.post.send(s, std::mem::take(&mut block.0));
+                self.post.send(s, std::mem::replace(&mut block.0, self.post.spare_block()));
             }
         }
         // Release: a thread that sees every part ended sees every block posted before.
@@ -649,8 +667,7 @@ impl<'a, 'b, K: PackedKey, C: Tally> Owned<'a, 'b, K, C> {
         let letters = &mut *self.letters;
         let block = &mut letters.blocks[s];
         if block.len() >= POST_BLOCK {
-            let fresh = letters.spare.pop().unwrap_or_else(|| Vec::with_capacity(POST_BLOCK + SUCCESSORS));
-            self.post.send(s, std::mem::replace(&mut block.0, fresh));
+            self.post.send(s, std::mem::replace(&mut block.0, self.post.spare_block()));
         }
     }
 }
@@ -1195,6 +1212,32 @@ mod tests {
         });
         assert!(poisoned.is_poisoned());
         assert_eq!(*lock_spinning(&poisoned), 3);
+    }
+
+    /// Blocks emptied by one thread are posted in again by any: a fill makes new blocks only
+    /// while none is spare, whichever thread posts more.
+    #[test]
+    fn emptied_blocks_are_posted_in_again() {
+        let mut post = Post::<u32, [u32; 4]>::default();
+        post.prepare(2);
+        let mut block = post.spare_block();
+        assert!(block.is_empty() && block.capacity() >= POST_BLOCK);
+        block.push((7, [1; 4]));
+        post.send(1, block);
+        let mut received = Vec::new();
+        post.take_all(1, &mut received);
+        assert_eq!(received.len(), 1);
+        let address = received[0].as_ptr();
+        received[0].clear();
+        post.give_back(&mut received);
+        assert!(received.is_empty());
+        let again = post.spare_block();
+        assert_eq!(again.as_ptr(), address, "the emptied block, not a new one");
+        assert!(again.is_empty());
+        post.prepare(4);
+        let mut none = Vec::new();
+        post.take_all(3, &mut none);
+        assert!(none.is_empty());
     }
 
     #[test]

@@ -158,6 +158,10 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     fanout: f64,
     /// Seconds of the last step's expand and insert phases.
     phase_seconds: [f64; 2],
+    /// Seconds the current depth took to clear its next set before a one-lock fill (an owned
+    /// fill's threads clear their shards within the fill): part of the fill's time, which
+    /// [`fill::Choice`] compares between the ways.
+    clear_seconds: f64,
     /// Count distinct boards at every depth (costs a set of the full boards and a full last
     /// depth).
     count_boards: bool,
@@ -263,6 +267,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             pool_pays: true,
             fanout: 8.0,
             phase_seconds: [0.0; 2],
+            clear_seconds: 0.0,
             count_boards: false,
             ended: CountSet::new(0),
             budget,
@@ -791,6 +796,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let prefault = if single && !parallel { self.prefault_ahead(total, stats.depth, target) } else { 0 };
         let mode = Mode { parallel, fill, shard_bits, threads, mail, expect, prefault };
         self.next.resize_shards(shard_bits);
+        let cleared = Instant::now();
         if fill != Some(Fill::Owned) {
             // In an owned fill each shard is cleared by its owner; else on the pool when the
             // depth is parallel: the shards spread over the threads, and a large one (the one
@@ -803,6 +809,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 }
             });
         }
+        self.clear_seconds = cleared.elapsed().as_secs_f64();
         let pool = if plan.spills() { Some(self.storage.pool()?) } else { None };
         let outbox = (plan.spills() || remote).then(|| Outbox::new(plan, pool, self.ranks));
         let (mut ended, mut records) = (W::Sum::zero(), 0usize);
@@ -1056,7 +1063,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             }
             let seconds = t0.elapsed().as_secs_f64();
             self.phase_seconds[0] += seconds;
-            self.fill.record(seconds, records as u64);
+            self.fill.record(seconds + self.clear_seconds, records as u64);
         } else if parallel {
             // A block of chunks is expanded, then inserted, before the next: the records in
             // flight (and the memory they need) stay bounded.

@@ -16,7 +16,9 @@
 //! [`Choice`] runs the first parallel depths both ways, in turn, and keeps the way that took
 //! less time a successor (as soon as a pair of trials on frontiers of about one size shows one
 //! way [`CLEAR_MARGIN`] times as fast: each trial of the slower way costs time), until the
-//! frontier has grown [`RETRY_GROWTH`] times: then it tries both again. Trials start only
+//! frontier has grown [`RETRY_GROWTH`] times: then it tries both again. A way's time is all a
+//! fill costs, clearing the next set included (an owned fill's threads clear their shards
+//! within it, a one-lock fill's set is cleared before it). Trials start only
 //! where [`FILLS_AFTER_TRIALS`] fills or more would follow them; a shorter run takes the
 //! owned fill, and a run near its end keeps the way it has. Both give the same
 //! answer and statistics: only the order of the slots differs, and every sum is a wrapping one.

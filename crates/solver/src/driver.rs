@@ -158,10 +158,6 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     fanout: f64,
     /// Seconds of the last step's expand and insert phases.
     phase_seconds: [f64; 2],
-    /// Seconds the current depth took to clear its next set before a one-lock fill (an owned
-    /// fill's threads clear their shards within the fill): part of the fill's time, which
-    /// [`fill::Choice`] compares between the ways.
-    clear_seconds: f64,
     /// Count distinct boards at every depth (costs a set of the full boards and a full last
     /// depth).
     count_boards: bool,
@@ -233,6 +229,10 @@ struct Mode {
     /// At a serial depth whose pool has idle threads: positions whose memory one of them
     /// pre-faults in the source's sets (0: none).
     prefault: usize,
+    /// Seconds the depth took to clear its next set before a one-lock fill (an owned fill's
+    /// threads clear their shards within the fill): part of the fill's time, which
+    /// [`fill::Choice`] compares between the ways.
+    cleared: f64,
 }
 
 impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
@@ -267,7 +267,6 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             pool_pays: true,
             fanout: 8.0,
             phase_seconds: [0.0; 2],
-            clear_seconds: 0.0,
             count_boards: false,
             ended: CountSet::new(0),
             budget,
@@ -794,9 +793,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             (total as f64 * self.growth * 1.2 * resident / (1u64 << shard_bits) as f64) as usize + 16;
         let mail = self.budget.mail_bytes() / home::mail_record::<R::Key, W::Count>();
         let prefault = if single && !parallel { self.prefault_ahead(total, stats.depth, target) } else { 0 };
-        let mode = Mode { parallel, fill, shard_bits, threads, mail, expect, prefault };
         self.next.resize_shards(shard_bits);
-        let cleared = Instant::now();
+        let clearing = Instant::now();
         if fill != Some(Fill::Owned) {
             // In an owned fill each shard is cleared by its owner; else on the pool when the
             // depth is parallel: the shards spread over the threads, and a large one (the one
@@ -809,7 +807,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 }
             });
         }
-        self.clear_seconds = cleared.elapsed().as_secs_f64();
+        let cleared = clearing.elapsed().as_secs_f64();
+        let mode = Mode { parallel, fill, shard_bits, threads, mail, expect, prefault, cleared };
         let pool = if plan.spills() { Some(self.storage.pool()?) } else { None };
         let outbox = (plan.spills() || remote).then(|| Outbox::new(plan, pool, self.ranks));
         let (mut ended, mut records) = (W::Sum::zero(), 0usize);
@@ -971,7 +970,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         outbox: Option<&Outbox<R::Key, W::Count>>,
         ended_paths: &mut u32,
     ) -> (W::Sum, usize) {
-        let Mode { parallel, fill, shard_bits, threads, mail, expect, prefault } = *mode;
+        let Mode { parallel, fill, shard_bits, threads, mail, expect, prefault, cleared } = *mode;
         let (cluster, remote) = (self.cluster, self.ranks.n > 1);
         let count_boards = self.count_boards;
         // A parallel fill's threads take chunks as they free up: small ones end the depth
@@ -1063,7 +1062,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             }
             let seconds = t0.elapsed().as_secs_f64();
             self.phase_seconds[0] += seconds;
-            self.fill.record(seconds + self.clear_seconds, records as u64);
+            self.fill.record(seconds + cleared, records as u64);
         } else if parallel {
             // A block of chunks is expanded, then inserted, before the next: the records in
             // flight (and the memory they need) stay bounded.

@@ -135,6 +135,13 @@ impl<T: Zeroable + Copy> MmapArray<T> {
 
     /// [`MmapArray::resize`], fresh pages pre-faulted through `zeroer` (on a thread pool, say).
     pub fn resize_with(&mut self, len: usize, zeroer: &impl Zeroer) {
+        self.resize_prefaulting(len, len, zeroer);
+    }
+
+    /// [`MmapArray::resize_with`], the fresh pages pre-faulted only up to element `ahead`
+    /// (at most `len`): for an array written from the front whose tail may never be used,
+    /// which then costs no page until it is written.
+    pub fn resize_prefaulting(&mut self, len: usize, ahead: usize, zeroer: &impl Zeroer) {
         if len > self.reserved() {
             let size = std::mem::size_of::<T>().max(1);
             let bytes = len.checked_mul(size).expect("array size overflows");
@@ -163,8 +170,9 @@ impl<T: Zeroable + Copy> MmapArray<T> {
             self.touched = self.len;
         }
         let populated = *self.populated.get_mut();
-        if len > populated {
-            self.populate(populated, len, zeroer);
+        let ahead = ahead.min(len);
+        if ahead > populated {
+            self.populate(populated, ahead, zeroer);
         }
         if len < self.len {
             self.release_past(len);
@@ -412,6 +420,29 @@ mod tests {
         assert!(a.as_slice().iter().all(|&x| x == 0));
         a.as_mut_slice().fill(3);
         assert!(a.as_slice().iter().all(|&x| x == 3));
+    }
+
+    /// A growth pre-faulted only part of the way faults no page past that part (the rest
+    /// faults when written, and the next growth pre-faults from where this one stopped); the
+    /// whole new length reads as zero and takes writes.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn growth_pre_faults_only_as_far_as_asked() {
+        let mut a = MmapArray::<u8>::zeroed(0);
+        let z = Counting::default();
+        a.resize_prefaulting(POPULATE_PIECE * 8, POPULATE_PIECE * 2, &z);
+        assert_eq!(a.populated.load(Relaxed), POPULATE_PIECE * 2);
+        assert_eq!(a.len(), POPULATE_PIECE * 8);
+        assert!(a.as_slice().iter().all(|&x| x == 0));
+        a.as_mut_slice().fill(9);
+        assert!(a.as_slice().iter().all(|&x| x == 9));
+        a.resize_prefaulting(POPULATE_PIECE * 8, POPULATE_PIECE * 5, &z);
+        assert_eq!(a.populated.load(Relaxed), POPULATE_PIECE * 5);
+        // Never past the length.
+        a.resize_prefaulting(POPULATE_PIECE * 6, POPULATE_PIECE * 7, &z);
+        assert_eq!(a.populated.load(Relaxed), POPULATE_PIECE * 6);
+        assert_eq!(*z.0.lock().unwrap(), [2, 3, 1]);
+        assert!(a.as_slice().iter().all(|&x| x == 9));
     }
 
     /// Pre-faulting while the array is only read: nothing when stopped before it starts;

@@ -279,18 +279,19 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         let want = Self::slots_for(keys);
         if want > self.capacity() || want < self.capacity() / 4 {
             // Shrinking too, when much smaller: a smaller table is faster to clear and probe.
-            self.make_table(want, zero);
+            self.make_table(want, keys, zero);
         } else if self.len > 0 {
             // A set that never held a key is already clear.
-            self.make_table(self.capacity(), zero);
+            self.make_table(self.capacity(), keys, zero);
         }
         self.len = 0;
     }
 
     /// Makes the table an empty one of `slots` slots (cleared by `zero`); in the dense layout,
     /// with room for as many elements as it takes keys, whose old contents are kept (the
-    /// caller may insert them again).
-    fn make_table(&mut self, slots: usize, zero: &impl Zeroer) {
+    /// caller may insert them again), and whose pages are pre-faulted for the `keys` keys
+    /// expected only (elements are written from the front: the others fault when written).
+    fn make_table(&mut self, slots: usize, keys: usize, zero: &impl Zeroer) {
         debug_assert!(slots.is_power_of_two());
         if Self::PACKED {
             self.words.resize_zeroed_with(slots, zero);
@@ -299,7 +300,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         } else {
             self.index.resize_zeroed_with(slots, zero);
             // Element 0 is the sentinel.
-            self.slots.resize_with(Self::max_keys(slots) + 1, zero);
+            self.slots.resize_prefaulting(Self::max_keys(slots) + 1, keys + 1, zero);
         }
         self.bits = slots.trailing_zeros();
     }
@@ -316,7 +317,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
             self.slots.prefault(slots, stop);
         } else {
             self.index.prefault(slots, stop);
-            self.slots.prefault(Self::max_keys(slots) + 1, stop);
+            self.slots.prefault(keys + 1, stop);
         }
     }
 
@@ -567,7 +568,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
 
     /// Empties the set, keeping its table's size.
     pub(crate) fn clear_all(&mut self) {
-        self.make_table(self.capacity(), &Serial);
+        self.make_table(self.capacity(), self.len, &Serial);
         self.len = 0;
     }
 
@@ -577,7 +578,8 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     fn grow(&mut self) {
         let keys: Vec<(K, C)> = self.iter().collect();
         self.len = 0;
-        self.make_table((2 * self.capacity()).max(MIN_SLOTS), &Serial);
+        let slots = (2 * self.capacity()).max(MIN_SLOTS);
+        self.make_table(slots, Self::max_keys(slots), &Serial);
         // They fit: a doubled table holds at least as many keys.
         self.insert_all::<_, true>(&keys, &|r| key_hash(&r.0), &|r| r.0, &|r| r.1);
     }

@@ -27,13 +27,20 @@ const ELEMENT_AHEAD: usize = 8;
 const INLINE_SLOTS_PER_KEY: usize = 2;
 
 /// Table slots (element numbers) a key in the dense layout: load at most 1/2 in a table of
-/// up to [`DENSE_SMALL_SLOTS`] slots, 1/4 in a larger one. Past the caches, a collision costs
-/// a miss on another key's element; within them, clearing fewer slots every depth pays more
-/// (public 3x3 cases: 2-3% fewer instructions).
+/// up to [`DENSE_SMALL_SLOTS`] slots or of [`DENSE_LARGE_SLOTS`] and more, 1/4 in between.
+/// Within the caches, clearing fewer slots every depth pays more than the collisions cost
+/// (public 3x3 cases: 2-3% fewer instructions). Past a core's cache and before memory, a
+/// collision costs a miss on another key's element. In a table far past the caches every
+/// probe misses anyway: there the smaller table (half the pages to fault and clear, half
+/// the TLB reach) pays more.
 const DENSE_SLOTS_PER_KEY: usize = 2;
 
-/// The largest dense table kept at load up to 1/2 (256 KiB of element numbers).
+/// The largest dense table kept at load up to 1/2 among the small ones (256 KiB of element
+/// numbers).
 const DENSE_SMALL_SLOTS: usize = 1 << 16;
+
+/// The smallest dense table kept at load up to 1/2 again (16 MiB of element numbers).
+const DENSE_LARGE_SLOTS: usize = 1 << 22;
 
 /// One slot of a [`CountSet`]'s table: empty, or a key with its counts.
 ///
@@ -93,8 +100,8 @@ pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
 ///   and a present one are merged the same way.
 /// * **dense** (larger counts, lanes, or slots of other sizes): the slots are dense, in
 ///   insertion order, and the table is a power-of-two array of `u32` element numbers (0:
-///   empty), probed linearly at load at most 1/2 (1/4 past 2^16 slots, where a collision is a
-///   cache miss). Large slots would make an inline table several times larger than the keys
+///   empty), probed linearly at load at most 1/2 (1/4 from 2^16 to 2^22 slots, where a
+///   collision is a cache miss that a hit would not be: see [`DENSE_SLOTS_PER_KEY`]). Large slots would make an inline table several times larger than the keys
 ///   it holds, and clearing it between depths would cost more than the second cache miss (the
 ///   key's element after its table slot) saves. Element 0 is the probe's sentinel: an insert
 ///   writes its key there first, so an empty slot and the key's own slot end the probe on one
@@ -192,7 +199,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     fn max_keys(slots: usize) -> usize {
         if Self::INLINE {
             slots / INLINE_SLOTS_PER_KEY
-        } else if slots <= DENSE_SMALL_SLOTS {
+        } else if slots <= DENSE_SMALL_SLOTS || slots >= DENSE_LARGE_SLOTS {
             slots / DENSE_SLOTS_PER_KEY
         } else {
             slots / (2 * DENSE_SLOTS_PER_KEY)
@@ -851,6 +858,27 @@ mod tests {
         assert!(set.is_empty() && set.capacity() >= 800_000);
         set.insert(5, &[1; 4]);
         assert_eq!((set.len(), set.get(&5)), (1, Some([1; 4])));
+    }
+
+    /// A dense table past `DENSE_LARGE_SLOTS` is at load up to 1/2 again: made for 1.5 M keys,
+    /// it has 2^22 slots (1/4 would take 2^23), and holds them. No table size holds fewer
+    /// keys than the one below it, so `slots_for` finds the smallest that fits.
+    #[test]
+    fn large_dense_tables_go_back_to_load_one_half() {
+        type Dense = CountSet<u32, [u32; 4]>;
+        assert!(!Dense::INLINE);
+        for bits in 4..40 {
+            assert!(Dense::max_keys(1 << bits) <= Dense::max_keys(1 << (bits + 1)), "{bits}");
+        }
+        let mut set = Dense::new(0);
+        set.clear_for(1_500_000);
+        assert_eq!(set.capacity(), DENSE_LARGE_SLOTS);
+        let keys = (0..1_500_000u32).map(|k| (k.wrapping_mul(0x9E37_79B9), [k, 1, 0, 0]));
+        set.insert_many(&keys.collect::<Vec<_>>(), |r| r.0, |r| r.1);
+        assert_eq!((set.len(), set.capacity()), (1_500_000, DENSE_LARGE_SLOTS));
+        for k in (0..1_500_000u32).step_by(9_973) {
+            assert_eq!(set.get(&k.wrapping_mul(0x9E37_79B9)), Some([k, 1, 0, 0]));
+        }
     }
 
     #[test]

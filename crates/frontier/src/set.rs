@@ -866,7 +866,7 @@ mod tests {
     #[test]
     fn large_dense_tables_go_back_to_load_one_half() {
         type Dense = CountSet<u32, [u32; 4]>;
-        assert!(!Dense::INLINE);
+        const { assert!(!Dense::INLINE) };
         for bits in 4..40 {
             assert!(Dense::max_keys(1 << bits) <= Dense::max_keys(1 << (bits + 1)), "{bits}");
         }

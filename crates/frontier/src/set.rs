@@ -101,7 +101,8 @@ pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
 /// * **dense** (larger counts, lanes, or slots of other sizes): the slots are dense, in
 ///   insertion order, and the table is a power-of-two array of `u32` element numbers (0:
 ///   empty), probed linearly at load at most 1/2 (1/4 from 2^16 to 2^22 slots, where a
-///   collision is a cache miss that a hit would not be: see [`DENSE_SLOTS_PER_KEY`]). Large
+///   collision is a cache miss that a hit would not be; far past the caches every probe
+///   misses anyway, and a smaller table is fewer pages to fault and clear). Large
 ///   slots would make an inline table several times larger than the keys it holds, and
 ///   clearing it between depths would cost more than the second cache miss (the key's
 ///   element after its table slot) saves. Element 0 is the probe's sentinel: an insert

@@ -31,8 +31,8 @@ const INLINE_SLOTS_PER_KEY: usize = 2;
 /// Within the caches, clearing fewer slots every depth pays more than the collisions cost
 /// (public 3x3 cases: 2-3% fewer instructions). Past a core's cache and before memory, a
 /// collision costs a miss on another key's element. In a table far past the caches every
-/// probe misses anyway: there the smaller table (half the pages to fault and clear, half
-/// the TLB reach) pays more.
+/// probe misses anyway: there the smaller table (half the pages to fault, clear and map)
+/// pays more.
 const DENSE_SLOTS_PER_KEY: usize = 2;
 
 /// The largest dense table kept at load up to 1/2 among the small ones (256 KiB of element

@@ -532,7 +532,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         chosen.retain(|w| w.ranks.is_none());
     }
     let mpi = match chosen.iter().any(|w| w.ranks.is_some()) {
-        true => Some(crate::verify::build_mpi_solver(root)?),
+        true => Some(crate::verify::build_mpi_solver(root, "release")?),
         false => None,
     };
     let ours = Ours {

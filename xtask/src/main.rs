@@ -17,12 +17,16 @@ const HELP: &str = "\
 cargo xtask <command>
 
 Commands:
-  verify [--threads N]   build the release solver, run every fixture under fixtures/, run the
-                         exhaustive SIMD-vs-portable test; non-zero exit on any mismatch
-  verify-mpi             build the solver with its `mpi` feature (needs Open MPI and libclang),
-                         run every fixture, 3x3 deep cases, the empty 4x4 to depth 16 and a 5x5
-                         case through `mpirun -np 1, 2, 3`, in memory and on disk (--memory-limit
-                         1M), against one process; non-zero exit on any mismatch
+  verify [--threads N] [--solver PATH]
+                         build the release solver (or take the one at PATH), run every fixture
+                         under fixtures/ through it; run the exhaustive SIMD-vs-portable test
+                         and the deep cases in profile `verify` (release without the
+                         whole-program link); non-zero exit on any mismatch
+  verify-mpi             build the solver with and without its `mpi` feature in profile
+                         `verify` (needs Open MPI and libclang), run every fixture, 3x3 deep
+                         cases, the empty 4x4 to depth 16 and a 5x5 case through `mpirun -np 1,
+                         2, 3`, in memory and on disk (--memory-limit 1M), against one process;
+                         non-zero exit on any mismatch
   check                  every locked package builds with the workspace's rust-version, and
                          solver without its default `cli` feature pulls in no command-line crate
   dist                   build the solver to ship: on Linux one statically linked binary, for

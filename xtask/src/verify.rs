@@ -1,5 +1,6 @@
-//! `cargo xtask verify`: every fixture through the release binary, the exhaustive backend
-//! test, and the deep cases (too slow for a debug build), in release.
+//! `cargo xtask verify`: every fixture through the release binary (or the one `--solver`
+//! names), the exhaustive backend test, and the deep cases (too slow for a debug build), in
+//! profile `verify`: release's optimisation without the whole-program link.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -7,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::{build_solver, flag_value, run_cmd};
+use crate::{flag_value, run_cmd};
 
 /// One fixture: `NAME.in` and `NAME.out`.
 pub struct Case {
@@ -138,13 +139,39 @@ fn describe(input: &Path) -> Result<(String, String)> {
 
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let threads: Option<usize> = flag_value(args, "--threads")?;
+    let given: Option<PathBuf> = flag_value(args, "--solver")?;
     let started = Instant::now();
-    // The deep tests first, which builds the binary beside them: each is one whole-program
-    // link, mostly on one core, and side by side they take two. (The tests build in profile
-    // `release` itself: `--release` would take `bench`, the same settings under another name,
-    // and build the binary again.)
-    run_cmd(Command::new(env!("CARGO")).args(DEEP_TESTS).arg("--no-run"))?;
-    let exe = build_solver(root)?;
+    // The release solver builds (unless `--solver` names one) while the tests build in
+    // profile `verify`, in a target directory of their own: a whole-program link runs mostly
+    // on one core, and the tests' build takes the other.
+    let release = match given {
+        Some(_) => None,
+        None => Some(
+            Command::new(env!("CARGO"))
+                .args(["build", "--release", "--quiet", "-p", "solver"])
+                .spawn()
+                .context("cannot start cargo build")?,
+        ),
+    };
+    let tests = run_cmd(Command::new(env!("CARGO")).args(DEEP_TESTS).arg("--no-run"))
+        .and_then(|()| run_cmd(Command::new(env!("CARGO")).args(EXHAUSTIVE_TEST).arg("--no-run")));
+    let exe = match (given, release) {
+        (Some(exe), _) => {
+            if !exe.is_file() {
+                bail!("--solver: no file at {}", exe.display());
+            }
+            exe
+        }
+        (None, Some(mut build)) => {
+            let status = build.wait().context("cargo build")?;
+            if !status.success() {
+                bail!("cargo build --release -p solver failed with {status}");
+            }
+            root.join("target/release/solver")
+        }
+        (None, None) => unreachable!("the release build starts when no solver is given"),
+    };
+    tests?;
     println!(
         "solver: {}, backend: {} (built in {:.0} s)\n",
         exe.display(),
@@ -206,24 +233,12 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     }
     failed += check_counts(root, &exe)?;
     println!(
-        "\nexhaustive backend check (every 3x3 board, release; at {:.0} s):",
+        "\nexhaustive backend check (every 3x3 board, profile verify; at {:.0} s):",
         started.elapsed().as_secs_f64()
     );
-    run_cmd(Command::new(env!("CARGO")).args([
-        "test",
-        "--profile",
-        "release",
-        "--quiet",
-        "-p",
-        "state",
-        "--test",
-        "exhaustive",
-        "--",
-        "--ignored",
-        "--nocapture",
-    ]))?;
+    run_cmd(Command::new(env!("CARGO")).args(EXHAUSTIVE_TEST).args(["--", "--ignored", "--nocapture"]))?;
     println!(
-        "\ndeep cases (long 3x3 and 4x4 searches on every path, release; at {:.0} s):",
+        "\ndeep cases (long 3x3 and 4x4 searches on every path, profile verify; at {:.0} s):",
         started.elapsed().as_secs_f64()
     );
     run_cmd(Command::new(env!("CARGO")).args(DEEP_TESTS).args(["--", "--ignored"]))?;
@@ -233,8 +248,27 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The deep tests' cargo command (long searches on every path), in release.
-const DEEP_TESTS: [&str; 8] = ["test", "--profile", "release", "--quiet", "-p", "solver", "--test", "deep"];
+/// The deep tests' cargo command (long searches on every path), in profile `verify`.
+const DEEP_TESTS: [&str; 10] =
+    ["test", "--profile", "verify", "--target-dir", VERIFY_DIR, "--quiet", "-p", "solver", "--test", "deep"];
+
+/// The exhaustive SIMD-against-portable test's cargo command, in profile `verify`.
+const EXHAUSTIVE_TEST: [&str; 10] = [
+    "test",
+    "--profile",
+    "verify",
+    "--target-dir",
+    VERIFY_DIR,
+    "--quiet",
+    "-p",
+    "state",
+    "--test",
+    "exhaustive",
+];
+
+/// Where profile `verify` builds: a target directory of its own, so that a release build can
+/// run beside it (cargo locks a target directory for one build at a time).
+const VERIFY_DIR: &str = "target/verify";
 
 /// `mpirun` for a job on this machine: as root if need be, more ranks than cores allowed, and
 /// the shared-memory transport chosen up front (probing the network interfaces' components
@@ -249,12 +283,14 @@ pub fn mpirun() -> Command {
 pub const MPIRUN_ARGS: [&str; 8] =
     ["--allow-run-as-root", "--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl", "self,vader"];
 
-/// Builds the solver with the `mpi` feature (a target directory of its own, so that it and
-/// the default build do not rebuild each other's binary) and returns its path.
-pub fn build_mpi_solver(root: &Path) -> Result<PathBuf> {
+/// Builds the solver with the `mpi` feature in `profile` (in `target/mpi`, a target directory
+/// of its own, so that it and the default build do not rebuild each other's binary) and
+/// returns its path.
+pub fn build_mpi_solver(root: &Path, profile: &str) -> Result<PathBuf> {
     run_cmd(Command::new(env!("CARGO")).args([
         "build",
-        "--release",
+        "--profile",
+        profile,
         "--quiet",
         "-p",
         "solver",
@@ -263,7 +299,7 @@ pub fn build_mpi_solver(root: &Path) -> Result<PathBuf> {
         "--target-dir",
         "target/mpi",
     ]))?;
-    Ok(root.join("target/mpi/release/solver"))
+    Ok(root.join("target/mpi").join(profile).join("solver"))
 }
 
 /// What no number of ranks may change in a `--json --stats --all-depths` report: the answer,
@@ -316,8 +352,20 @@ pub fn run_mpi(root: &Path, args: &[String]) -> Result<()> {
         bail!("verify-mpi: unexpected argument `{extra}`");
     }
     let started = Instant::now();
-    let exe = build_solver(root)?;
-    let mpi = build_mpi_solver(root)?;
+    // Both in profile `verify`: the one process that every job is checked against is verify's
+    // build, and the MPI tests build the `mpi` one.
+    run_cmd(Command::new(env!("CARGO")).args([
+        "build",
+        "--profile",
+        "verify",
+        "--target-dir",
+        VERIFY_DIR,
+        "--quiet",
+        "-p",
+        "solver",
+    ]))?;
+    let exe = root.join(VERIFY_DIR).join("verify/solver");
+    let mpi = build_mpi_solver(root, "verify")?;
     println!("solvers built in {:.0} s", started.elapsed().as_secs_f64());
     let scratch = root.join("target/verify-mpi-scratch");
     std::fs::create_dir_all(&scratch)?;

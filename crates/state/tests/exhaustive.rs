@@ -1,5 +1,5 @@
 //! Every SIMD backend against the portable one on all 7^9 = 40 353 607 boards of the 3x3 board.
-//! Slow in debug builds: run in release by `cargo xtask verify` (CI does).
+//! Slow in debug builds: run with release's optimisation by `cargo xtask verify` (CI does).
 
 use state::canon::{Canon3, Portable};
 
@@ -33,7 +33,7 @@ fn check_all<B: Canon3>(name: &str, b: B) {
 }
 
 #[test]
-#[ignore = "40 M boards: run in release via `cargo xtask verify`"]
+#[ignore = "40 M boards: run optimised via `cargo xtask verify`"]
 fn every_backend_on_every_board() {
     #[cfg(target_arch = "x86_64")]
     match state::canon::Avx2::new() {

@@ -18,7 +18,8 @@ cargo xtask <command>
 
 Commands:
   verify [--threads N] [--solver PATH]
-                         build the release solver (or take the one at PATH), run every fixture
+                         build the release solver (or take the one at PATH: absolute, or from
+                         the workspace root), run every fixture
                          under fixtures/ through it; run the exhaustive SIMD-vs-portable test
                          and the deep cases in profile `verify` (release without the
                          whole-program link); non-zero exit on any mismatch

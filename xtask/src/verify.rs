@@ -140,6 +140,9 @@ fn describe(input: &Path) -> Result<(String, String)> {
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let threads: Option<usize> = flag_value(args, "--threads")?;
     let given: Option<PathBuf> = flag_value(args, "--solver")?;
+    if let Some(exe) = given.as_ref().filter(|exe| !exe.is_file()) {
+        bail!("--solver: no file at {}", exe.display());
+    }
     let started = Instant::now();
     // The release solver builds (unless `--solver` names one) while the tests build in
     // profile `verify`, in a target directory of their own: a whole-program link runs mostly
@@ -156,12 +159,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let tests = run_cmd(Command::new(env!("CARGO")).args(DEEP_TESTS).arg("--no-run"))
         .and_then(|()| run_cmd(Command::new(env!("CARGO")).args(EXHAUSTIVE_TEST).arg("--no-run")));
     let exe = match (given, release) {
-        (Some(exe), _) => {
-            if !exe.is_file() {
-                bail!("--solver: no file at {}", exe.display());
-            }
-            exe
-        }
+        (Some(exe), _) => exe,
         (None, Some(mut build)) => {
             let status = build.wait().context("cargo build")?;
             if !status.success() {

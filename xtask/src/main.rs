@@ -19,10 +19,10 @@ cargo xtask <command>
 Commands:
   verify [--threads N] [--solver PATH]
                          build the release solver (or take the one at PATH: absolute, or from
-                         the workspace root), run every fixture
-                         under fixtures/ through it; run the exhaustive SIMD-vs-portable test
-                         and the deep cases in profile `verify` (release without the
-                         whole-program link); non-zero exit on any mismatch
+                         the workspace root), run every fixture under fixtures/ through it;
+                         run the exhaustive SIMD-vs-portable test and the deep cases in
+                         profile `verify` (release without the whole-program link); non-zero
+                         exit on any mismatch
   verify-mpi             build the solver with and without its `mpi` feature in profile
                          `verify` (needs Open MPI and libclang), run every fixture, 3x3 deep
                          cases, the empty 4x4 to depth 16 and a 5x5 case through `mpirun -np 1,

@@ -156,20 +156,16 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
                 .context("cannot start cargo build")?,
         ),
     };
-    let tests = run_cmd(Command::new(env!("CARGO")).args(DEEP_TESTS).arg("--no-run"))
-        .and_then(|()| run_cmd(Command::new(env!("CARGO")).args(EXHAUSTIVE_TEST).arg("--no-run")));
-    let exe = match (given, release) {
-        (Some(exe), _) => exe,
-        (None, Some(mut build)) => {
-            let status = build.wait().context("cargo build")?;
-            if !status.success() {
-                bail!("cargo build --release -p solver failed with {status}");
-            }
-            root.join("target/release/solver")
+    let tests =
+        run_cmd(deep_tests().arg("--no-run")).and_then(|()| run_cmd(exhaustive_test().arg("--no-run")));
+    if let Some(mut build) = release {
+        let status = build.wait().context("cargo build")?;
+        if !status.success() {
+            bail!("cargo build --release -p solver failed with {status}");
         }
-        (None, None) => unreachable!("the release build starts when no solver is given"),
-    };
+    }
     tests?;
+    let exe = given.unwrap_or_else(|| root.join("target/release/solver"));
     println!(
         "solver: {}, backend: {} (built in {:.0} s)\n",
         exe.display(),
@@ -234,35 +230,38 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         "\nexhaustive backend check (every 3x3 board, profile verify; at {:.0} s):",
         started.elapsed().as_secs_f64()
     );
-    run_cmd(Command::new(env!("CARGO")).args(EXHAUSTIVE_TEST).args(["--", "--ignored", "--nocapture"]))?;
+    run_cmd(exhaustive_test().args(["--", "--ignored", "--nocapture"]))?;
     println!(
         "\ndeep cases (long 3x3 and 4x4 searches on every path, profile verify; at {:.0} s):",
         started.elapsed().as_secs_f64()
     );
-    run_cmd(Command::new(env!("CARGO")).args(DEEP_TESTS).args(["--", "--ignored"]))?;
+    run_cmd(deep_tests().args(["--", "--ignored"]))?;
     if failed > 0 {
         bail!("{failed} fixture(s) or count table(s) failed");
     }
     Ok(())
 }
 
-/// The deep tests' cargo command (long searches on every path), in profile `verify`.
-const DEEP_TESTS: [&str; 10] =
-    ["test", "--profile", "verify", "--target-dir", VERIFY_DIR, "--quiet", "-p", "solver", "--test", "deep"];
+/// `cargo SUBCOMMAND -p PACKAGE` in profile `verify`, in its own target directory.
+fn in_verify_profile(subcommand: &str, package: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args([subcommand, "--profile", "verify", "--target-dir", VERIFY_DIR, "--quiet", "-p", package]);
+    cmd
+}
 
-/// The exhaustive SIMD-against-portable test's cargo command, in profile `verify`.
-const EXHAUSTIVE_TEST: [&str; 10] = [
-    "test",
-    "--profile",
-    "verify",
-    "--target-dir",
-    VERIFY_DIR,
-    "--quiet",
-    "-p",
-    "state",
-    "--test",
-    "exhaustive",
-];
+/// The deep tests (long searches on every path), in profile `verify`.
+fn deep_tests() -> Command {
+    let mut cmd = in_verify_profile("test", "solver");
+    cmd.args(["--test", "deep"]);
+    cmd
+}
+
+/// The exhaustive SIMD-against-portable test, in profile `verify`.
+fn exhaustive_test() -> Command {
+    let mut cmd = in_verify_profile("test", "state");
+    cmd.args(["--test", "exhaustive"]);
+    cmd
+}
 
 /// Where profile `verify` builds: a target directory of its own, so that a release build can
 /// run beside it (cargo locks a target directory for one build at a time).
@@ -352,16 +351,7 @@ pub fn run_mpi(root: &Path, args: &[String]) -> Result<()> {
     let started = Instant::now();
     // Both in profile `verify`: the one process that every job is checked against is verify's
     // build, and the MPI tests build the `mpi` one.
-    run_cmd(Command::new(env!("CARGO")).args([
-        "build",
-        "--profile",
-        "verify",
-        "--target-dir",
-        VERIFY_DIR,
-        "--quiet",
-        "-p",
-        "solver",
-    ]))?;
+    run_cmd(&mut in_verify_profile("build", "solver"))?;
     let exe = root.join(VERIFY_DIR).join("verify/solver");
     let mpi = build_mpi_solver(root, "verify")?;
     println!("solvers built in {:.0} s", started.elapsed().as_secs_f64());

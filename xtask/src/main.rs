@@ -83,14 +83,26 @@ fn run_cmd(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
-/// Builds the release solver and returns its path.
-fn build_solver(root: &Path) -> Result<PathBuf> {
-    run_cmd(Command::new(env!("CARGO")).args(["build", "--release", "--quiet", "-p", "solver"]))?;
+/// The cargo command that builds the release solver (at [`release_solver`]).
+fn release_build() -> Command {
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["build", "--release", "--quiet", "-p", "solver"]);
+    cmd
+}
+
+/// Where [`release_build`] puts the solver, or the error saying it did not.
+fn release_solver(root: &Path) -> Result<PathBuf> {
     let exe = root.join("target/release/solver");
     if !exe.exists() {
         bail!("{} was not built", exe.display());
     }
     Ok(exe)
+}
+
+/// Builds the release solver and returns its path.
+fn build_solver(root: &Path) -> Result<PathBuf> {
+    run_cmd(&mut release_build())?;
+    release_solver(root)
 }
 
 /// Where `cargo xtask dist` builds, relative to the workspace root: a target directory of its

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::{flag_value, run_cmd};
+use crate::{flag_value, release_build, release_solver, run_cmd};
 
 /// One fixture: `NAME.in` and `NAME.out`.
 pub struct Case {
@@ -149,12 +149,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     // on one core, and the tests' build takes the other.
     let release = match given {
         Some(_) => None,
-        None => Some(
-            Command::new(env!("CARGO"))
-                .args(["build", "--release", "--quiet", "-p", "solver"])
-                .spawn()
-                .context("cannot start cargo build")?,
-        ),
+        None => Some(release_build().spawn().context("cannot start cargo build")?),
     };
     let tests =
         run_cmd(deep_tests().arg("--no-run")).and_then(|()| run_cmd(exhaustive_test().arg("--no-run")));
@@ -165,7 +160,10 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         }
     }
     tests?;
-    let exe = given.unwrap_or_else(|| root.join("target/release/solver"));
+    let exe = match given {
+        Some(exe) => exe,
+        None => release_solver(root)?,
+    };
     println!(
         "solver: {}, backend: {} (built in {:.0} s)\n",
         exe.display(),
@@ -245,7 +243,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
 /// `cargo SUBCOMMAND -p PACKAGE` in profile `verify`, in its own target directory.
 fn in_verify_profile(subcommand: &str, package: &str) -> Command {
     let mut cmd = Command::new(env!("CARGO"));
-    cmd.args([subcommand, "--profile", "verify", "--target-dir", VERIFY_DIR, "--quiet", "-p", package]);
+    cmd.args([subcommand, "--profile", VERIFY_PROFILE, "--target-dir", VERIFY_DIR, "--quiet", "-p", package]);
     cmd
 }
 
@@ -262,6 +260,9 @@ fn exhaustive_test() -> Command {
     cmd.args(["--test", "exhaustive"]);
     cmd
 }
+
+/// The profile (Cargo.toml) verify's tests and verify-mpi's solvers build in.
+const VERIFY_PROFILE: &str = "verify";
 
 /// Where profile `verify` builds: a target directory of its own, so that a release build can
 /// run beside it (cargo locks a target directory for one build at a time).
@@ -352,8 +353,8 @@ pub fn run_mpi(root: &Path, args: &[String]) -> Result<()> {
     // Both in profile `verify`: the one process that every job is checked against is verify's
     // build, and the MPI tests build the `mpi` one.
     run_cmd(&mut in_verify_profile("build", "solver"))?;
-    let exe = root.join(VERIFY_DIR).join("verify/solver");
-    let mpi = build_mpi_solver(root, "verify")?;
+    let exe = root.join(VERIFY_DIR).join(VERIFY_PROFILE).join("solver");
+    let mpi = build_mpi_solver(root, VERIFY_PROFILE)?;
     println!("solvers built in {:.0} s", started.elapsed().as_secs_f64());
     let scratch = root.join("target/verify-mpi-scratch");
     std::fs::create_dir_all(&scratch)?;

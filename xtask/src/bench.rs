@@ -39,7 +39,9 @@ the spread (min–max) of N timed runs, after one warm-up run, of our release so
 yardstick (`../shared/anchor/anchor.cpp`: single-threaded, 3x3 board only), the two alternating run \
 by run; the ratio is our median over the baseline's (below 1: we are faster). Rows marked \
 `(vs ...)` take our own solver in another configuration as the baseline instead (one thread; the \
-frontier in memory; the dynamically linked binary of `cargo build`), or the plain reference solver of the tests (`--example reference`: whole \
+frontier in memory; the dynamically linked binary of `cargo build`; one process alone, beside \
+`2 processes at once`, two copies of ours started together, which shows what the cores cost each \
+other), or the plain reference solver of the tests (`--example reference`: whole \
 boards in a hash map, no symmetry), with peak resident memory where it matters. Every answer is \
 checked against the first run's and the yardstick's. `public12` times the 12 public contest cases \
 run one after another, 12 processes, so it is mostly process start-up. Figures taken on different \
@@ -70,6 +72,9 @@ struct Workload {
     expected: Option<String>,
     /// Ours is an MPI job of this many ranks (`mpirun -np N`, the `mpi` build, `--mpi`).
     ranks: Option<usize>,
+    /// Ours runs this many copies of each process at once (the baseline one), all of which
+    /// must print the same answer: what running side by side costs the machine's cores.
+    copies: usize,
 }
 
 impl Workload {
@@ -87,6 +92,7 @@ impl Workload {
             slow: false,
             expected: None,
             ranks: None,
+            copies: 1,
         }
     }
 
@@ -126,6 +132,11 @@ impl Workload {
     /// Ours as an MPI job of `n` ranks ([`Workload::ranks`]).
     fn ranks(self, n: usize) -> Self {
         Workload { ranks: Some(n), ..self }
+    }
+
+    /// Ours as `n` copies run at once ([`Workload::copies`]).
+    fn side_by_side(self, n: usize) -> Self {
+        Workload { copies: n, ..self }
     }
 
     /// Also measure peak resident memory.
@@ -178,6 +189,11 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
         Workload::one("corner3x3-d40", corner3).expect("4932872"),
         Workload::one("corner3x3-d40-1thread", corner3).args(&["--threads", "1"]).expect("4932872"),
         Workload::one("corner3x3-d40 (vs 1 thread)", corner3).against(&["--threads", "1"]),
+        Workload::one("corner3x3-d40-1thread, 2 processes at once (vs 1 alone)", corner3)
+            .args(&["--threads", "1"])
+            .side_by_side(2)
+            .against(&["--threads", "1"])
+            .expect("4932872"),
         Workload::one("corner3x3-d40 --fill one-lock (vs --fill owned)", corner3)
             .args(&["--fill", "one-lock"])
             .against(&["--fill", "owned"])
@@ -264,29 +280,63 @@ fn peak_mib(exe: &Path, args: &[&str], input: &str) -> Result<f64> {
 /// Runs `exe` once per input, one process after another, and returns the time taken by them
 /// all and their answers (stdout trimmed, space-separated).
 fn sample(exe: &Path, args: &[&str], inputs: &[String]) -> Result<(Duration, String)> {
+    sample_copies(exe, args, inputs, 1)
+}
+
+/// [`sample`] with `copies` processes of each input at once, all waited for; each copy must
+/// print the same answer, which stands for them all.
+fn sample_copies(exe: &Path, args: &[&str], inputs: &[String], copies: usize) -> Result<(Duration, String)> {
     let mut answers = Vec::with_capacity(inputs.len());
     let start = Instant::now();
     for input in inputs {
-        let mut child = Command::new(exe)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .with_context(|| format!("cannot start {}", exe.display()))?;
-        // A child that fails before reading its input breaks the pipe: report its exit first.
-        let fed = child.stdin.take().expect("stdin is piped").write_all(input.as_bytes());
-        let out = child.wait_with_output()?;
-        if !out.status.success() {
-            bail!(
-                "{} exited with {}: {}",
-                exe.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
+        let mut children: Vec<(std::process::Child, std::io::Result<()>)> = Vec::with_capacity(copies);
+        for _ in 0..copies {
+            let spawned = Command::new(exe)
+                .args(args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn();
+            let mut child = match spawned {
+                Ok(child) => child,
+                Err(e) => {
+                    // The copies already started are stopped: none outlives the bench.
+                    for (mut c, _) in children {
+                        let _ = c.kill();
+                        let _ = c.wait();
+                    }
+                    return Err(e).with_context(|| format!("cannot start {}", exe.display()));
+                }
+            };
+            // A child that fails before reading its input breaks the pipe: its exit is
+            // reported first.
+            let fed = child.stdin.take().expect("stdin is piped").write_all(input.as_bytes());
+            children.push((child, fed));
         }
-        fed.with_context(|| format!("cannot feed {}", exe.display()))?;
-        answers.push(String::from_utf8_lossy(&out.stdout).trim().to_string());
+        // Every copy is waited for before any is judged.
+        let outs: Vec<_> = children.into_iter().map(|(c, fed)| (c.wait_with_output(), fed)).collect();
+        let mut answer: Option<String> = None;
+        for (out, fed) in outs {
+            let out = out?;
+            if !out.status.success() {
+                bail!(
+                    "{} exited with {}: {}",
+                    exe.display(),
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+            }
+            fed.with_context(|| format!("cannot feed {}", exe.display()))?;
+            let got = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            match &answer {
+                Some(a) if *a != got => {
+                    bail!("{}: copies run at once printed `{a}` and `{got}`", exe.display())
+                }
+                Some(_) => {}
+                None => answer = Some(got),
+            }
+        }
+        answers.push(answer.unwrap_or_default());
     }
     Ok((start.elapsed(), answers.join(" ")))
 }
@@ -333,8 +383,10 @@ fn measure(w: &Workload, ours: &Ours, yardstick: Option<&Path>, runs: usize) -> 
         }
         None => (ours, w.args.to_vec()),
     };
-    let run_ours =
-        || sample(program, &our_args, &w.inputs).with_context(|| format!("{}: our solver", w.name));
+    let run_ours = || {
+        sample_copies(program, &our_args, &w.inputs, w.copies)
+            .with_context(|| format!("{}: our solver", w.name))
+    };
     let run_yardstick = |y| sample(y, base_args, &w.inputs).with_context(|| format!("{}: baseline", w.name));
 
     let (_, answer) = run_ours()?;
@@ -670,4 +722,31 @@ fn append_results(path: &Path, report: &str) -> Result<()> {
         .with_context(|| format!("cannot open {}", path.display()))?;
     let header = if log.metadata()?.len() == 0 { RESULTS_HEADER } else { "" };
     write!(log, "{header}\n{report}").with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_at_once_give_their_one_answer() {
+        let inputs = vec!["40\n".to_string(), "7\n".to_string()];
+        let (_, answers) = sample_copies(Path::new("cat"), &[], &inputs, 3).unwrap();
+        assert_eq!(answers, "40 7");
+    }
+
+    #[test]
+    fn copies_that_disagree_fail_the_sample() {
+        // Each copy prints its own process id.
+        let err = sample_copies(Path::new("sh"), &["-c", "cat >/dev/null; echo $$"], &["x".to_string()], 2)
+            .unwrap_err();
+        assert!(err.to_string().contains("copies run at once printed"), "{err}");
+    }
+
+    #[test]
+    fn a_failing_copy_fails_the_sample() {
+        let err = sample_copies(Path::new("sh"), &["-c", "cat >/dev/null; exit 3"], &["x".to_string()], 2)
+            .unwrap_err();
+        assert!(err.to_string().contains("exited with"), "{err}");
+    }
 }

@@ -405,8 +405,10 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         // The peak is read (a system call) only after depths that took over a millisecond: it
         // cannot have moved much in the others, so a search that quick reports none.
         while p.done < depth && p.states > 0 {
-            self.pool_pays = self.work_left(depth - p.done) >= POOL_WORK_MIN;
-            if self.parallel() && rayon::current_thread_index().is_none() {
+            self.pool_pays = self.work_left(depth - p.done, 0) >= POOL_WORK_MIN;
+            if (self.parallel() || self.pool_for_prefault(depth - p.done))
+                && rayon::current_thread_index().is_none()
+            {
                 // The rest runs on a pool thread, which then takes part in every parallel
                 // phase itself: each wakes one thread fewer than a call from outside the pool
                 // (small searches never get here, nor start the pool).
@@ -700,14 +702,31 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     }
 
     /// Positions the run's `depths` remaining depths are expected to expand, from the current
-    /// frontier at the last depth's growth.
-    fn work_left(&self, depths: u32) -> f64 {
+    /// frontier at the last depth's growth, counting only the depths of `least` positions or
+    /// more.
+    fn work_left(&self, depths: u32, least: usize) -> f64 {
         let (mut positions, mut sum) = (self.depth_states() as f64, 0.0);
         for _ in 0..depths.min(64) {
-            sum += positions;
+            if positions >= least as f64 {
+                sum += positions;
+            }
             positions *= self.growth;
         }
         sum
+    }
+
+    /// True when a search of `depths` more depths, not yet on the thread pool, starts it at
+    /// this serial depth rather than at its first parallel one: the pool's idle threads then
+    /// pre-fault the memory the parallel depths will fill ([`Search::prefault_ahead`]), as in
+    /// a search given a thread count, whose pool runs from the start. Only for a frontier
+    /// that pre-faults ([`PREFAULT_MIN`] positions or more) and reaches [`PARALLEL_MIN`]
+    /// within [`POOL_AHEAD_DEPTHS`] depths at the present growth, in a run whose coming
+    /// parallel depths are work enough to start the pool for ([`POOL_WORK_MIN`]), as they
+    /// will be judged when they come.
+    fn pool_for_prefault(&self, depths: u32) -> bool {
+        parallel_soon(self.depth_states(), self.growth)
+            && self.work_left(depths, PARALLEL_MIN) >= POOL_WORK_MIN
+            && rayon::current_num_threads() > 1
     }
 
     /// The last depth: every position's successors end their paths.
@@ -1190,6 +1209,20 @@ const PARALLEL_MIN: usize = 1 << 14;
 /// this decides only the default's lazy pool.
 const POOL_WORK_MIN: f64 = (1 << 18) as f64;
 
+/// How many depths before its frontier reaches [`PARALLEL_MIN`] positions (at the present
+/// growth) a search starts its lazy pool, for the pool's idle threads to pre-fault memory
+/// ([`Search::pool_for_prefault`]). Not more: a frontier's growth slows as the board fills,
+/// and the frontiers of many boards with dice level off below [`PARALLEL_MIN`] (the twelve
+/// public cases' all do): those runs never start the pool.
+const POOL_AHEAD_DEPTHS: i32 = 2;
+
+/// True when a frontier of `states` positions pre-faults ([`PREFAULT_MIN`] positions or
+/// more) and reaches [`PARALLEL_MIN`] within [`POOL_AHEAD_DEPTHS`] depths at `growth`
+/// ([`Search::pool_for_prefault`]).
+fn parallel_soon(states: u64, growth: f64) -> bool {
+    states >= PREFAULT_MIN as u64 && states as f64 * growth.powi(POOL_AHEAD_DEPTHS) >= PARALLEL_MIN as f64
+}
+
 /// The smallest serial depth (in positions) whose idle threads pre-fault memory for the
 /// coming depths ([`Search::prefault_ahead`]): a smaller one takes a fraction of a
 /// millisecond, and would spend a good share of it waiting at its end for the piece under
@@ -1279,6 +1312,31 @@ mod tests {
     use crate::weights::{Lanes, Orbits};
     use frontier::Zeroer;
     use state::{Grid, Level, Shape};
+
+    /// Sizes (positions at a depth and the one before) from real runs: the 3x3 boards with a
+    /// die and the empty one start the lazy pool a depth or two before their first parallel
+    /// depth; the public cases whose frontiers level off below [`PARALLEL_MIN`] never do.
+    #[test]
+    fn the_pool_starts_early_only_for_frontiers_about_to_be_parallel() {
+        let soon = |before: u64, now: u64| parallel_soon(now, now as f64 / before as f64);
+        // The die in a corner, depths 14 to 17: from depth 15 on.
+        assert!(!soon(4656, 6524));
+        assert!(soon(6524, 8981));
+        assert!(soon(8981, 12088));
+        assert!(soon(12088, 15964));
+        // The empty board, depths 15 and 16.
+        assert!(!soon(4695, 6576));
+        assert!(soon(6576, 9039));
+        // Public case cg10 (the largest frontier of the twelve: 11 805), every depth from
+        // 4 096 positions to its largest; and cg09's largest.
+        let cg10 = [2929, 4156, 5460, 7014, 8452, 9679, 10841, 11474, 11805];
+        for w in cg10.windows(2) {
+            assert!(!soon(w[0], w[1]), "{w:?}");
+        }
+        assert!(!soon(7103, 7174));
+        // Too small to pre-fault, however fast it grows.
+        assert!(!soon(100, (PREFAULT_MIN - 1) as u64));
+    }
 
     #[test]
     fn on_pool_clears_every_item_and_visits_every_piece_once() {

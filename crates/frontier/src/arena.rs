@@ -5,6 +5,7 @@ use std::marker::PhantomData;
 use std::ops::Range;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
 
 use bytemuck::Zeroable;
 use memmap2::{MmapMut, MmapOptions};
@@ -72,12 +73,6 @@ fn piece_of(bytes: &Range<usize>, piece: usize, i: usize) -> Range<usize> {
     (first * piece).max(bytes.start)..((first + 1) * piece).min(bytes.end)
 }
 
-/// Pre-faults `bytes` of `map` (`MADV_POPULATE_WRITE`); a hint: errors are ignored.
-#[cfg(target_os = "linux")]
-fn fault(map: &MmapMut, bytes: Range<usize>) {
-    let _ = map.advise_range(memmap2::Advice::PopulateWrite, bytes.start, bytes.len());
-}
-
 /// An array of `T` (any plain data that zero bytes make valid) whose length can change within
 /// a reserved anonymous memory map (memmap2).
 ///
@@ -87,21 +82,30 @@ fn fault(map: &MmapMut, bytes: Range<usize>) {
 /// * Growing past the reservation maps a larger region and copies the live prefix.
 #[derive(Debug)]
 pub struct MmapArray<T: Zeroable + Copy> {
-    map: Option<MmapMut>,
+    /// Shared only with [`Prefault`] jobs, which keep it mapped while they run: the elements
+    /// are reached through `ptr` alone.
+    map: Option<Arc<Map>>,
     /// The start of `map` (dangling while there is none): kept so that a slice of the
     /// elements costs no conversion (hot loops take one per element).
     ptr: NonNull<T>,
     len: usize,
-    /// Elements below this have been pre-faulted (or written) in the current map. Atomic only
-    /// so that [`MmapArray::prefault`] can move it through `&self`: every other access holds
-    /// `&mut self`.
-    populated: AtomicUsize,
     /// Elements at or above this have never been handed out since the map was made: they
     /// are zero.
     touched: usize,
-    /// The map was asked for transparent huge pages (atomic as `populated` is).
-    huge: AtomicBool,
     _t: PhantomData<T>,
+}
+
+/// An array's memory map and what is known of its pages, shared with [`Prefault`] jobs.
+#[derive(Debug)]
+struct Map {
+    map: MmapMut,
+    /// Bytes below this have been pre-faulted (or written), as far as anyone knows: a hint
+    /// that spares faulting them again. Atomic, as [`Prefault`] jobs move it from other
+    /// threads.
+    populated: AtomicUsize,
+    /// The map was asked for transparent huge pages (Linux only).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    huge: AtomicBool,
 }
 
 impl<T: Zeroable + Copy> MmapArray<T> {
@@ -110,21 +114,19 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// # Panics
     /// If the operating system refuses the mapping (out of address space).
     pub fn zeroed(len: usize) -> MmapArray<T> {
-        let mut a = MmapArray {
-            map: None,
-            ptr: NonNull::dangling(),
-            len: 0,
-            populated: AtomicUsize::new(0),
-            touched: 0,
-            huge: AtomicBool::new(false),
-            _t: PhantomData,
-        };
+        let mut a = MmapArray { map: None, ptr: NonNull::dangling(), len: 0, touched: 0, _t: PhantomData };
         a.resize(len);
         a
     }
 
     fn reserved(&self) -> usize {
-        self.map.as_ref().map_or(0, |m| m.len() / std::mem::size_of::<T>().max(1))
+        self.map.as_ref().map_or(0, |m| m.map.len() / std::mem::size_of::<T>().max(1))
+    }
+
+    /// Elements below this have been pre-faulted (or written) in the current map.
+    fn populated(&self) -> usize {
+        let size = std::mem::size_of::<T>().max(1);
+        self.map.as_ref().map_or(0, |m| m.populated.load(Relaxed) / size)
     }
 
     /// Sets the length to `len`. Elements past the old length are zero if never written
@@ -164,12 +166,11 @@ impl<T: Zeroable + Copy> MmapArray<T> {
             // self.len` elements, all zero (a valid `T`: `Zeroable`); it is not yet shared.
             unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr(), live.len()) }.copy_from_slice(live);
             self.ptr = ptr;
-            self.map = Some(map);
-            *self.huge.get_mut() = false;
-            *self.populated.get_mut() = self.len;
+            let populated = AtomicUsize::new(self.len * size);
+            self.map = Some(Arc::new(Map { map, populated, huge: AtomicBool::new(false) }));
             self.touched = self.len;
         }
-        let populated = *self.populated.get_mut();
+        let populated = self.populated();
         let ahead = ahead.min(len);
         if ahead > populated {
             self.populate(populated, ahead, zeroer);
@@ -186,7 +187,7 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// go): they read as zero again, fresh. Linux only (elsewhere they stay).
     fn release_past(&mut self, len: usize) {
         #[cfg(target_os = "linux")]
-        if let Some(map) = &self.map {
+        if let Some(Map { map, populated, .. }) = self.map.as_deref() {
             let size = std::mem::size_of::<T>().max(1);
             let start = (len * size).div_ceil(PAGE) * PAGE;
             let end = (self.touched * size).min(map.len());
@@ -201,10 +202,10 @@ impl<T: Zeroable + Copy> MmapArray<T> {
                     map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
                 };
                 if done.is_ok() {
-                    // Elements before `start` keep what they held; those after are fresh.
+                    // Elements before `start` keep what they held; those after are fresh. (A
+                    // [`Prefault`] job at work may fault some again, zero: `touched` holds.)
                     self.touched = start / size;
-                    let populated = self.populated.get_mut();
-                    *populated = (*populated).min(start / size);
+                    populated.fetch_min(start, Relaxed);
                 }
             }
         }
@@ -232,75 +233,33 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// page-fault locks out of the parallel phases. Ranges under 64 KiB are left to fault (a
     /// system call each would cost more). A hint: errors are ignored.
     fn populate(&mut self, from: usize, to: usize, zeroer: &impl Zeroer) {
+        let size = std::mem::size_of::<T>();
         #[cfg(target_os = "linux")]
-        if let Some((map, bytes, piece)) = self.to_fault(from, to) {
-            zeroer.each_piece(pieces(&bytes, piece), &|i| fault(map, piece_of(&bytes, piece, i)));
-            *self.populated.get_mut() = to;
+        if let Some(m) = self.map.as_deref() {
+            if let Some((bytes, piece)) = m.to_fault(from * size..to * size) {
+                zeroer.each_piece(pieces(&bytes, piece), &|i| m.fault(piece_of(&bytes, piece, i)));
+                m.populated.fetch_max(to * size, Relaxed);
+            }
         }
         #[cfg(not(target_os = "linux"))]
-        let _ = (from, to, zeroer);
+        let _ = (from, to, zeroer, size);
     }
 
-    /// The map, the bytes to pre-fault for elements `from..to` (from the page that holds
-    /// element `from`, cut to the map) and the size of their pieces ([`MmapArray::piece_for`]);
-    /// `None` without a map or under 64 KiB (a system call would cost more than the faults).
-    #[cfg(target_os = "linux")]
-    fn to_fault(&self, from: usize, to: usize) -> Option<(&MmapMut, Range<usize>, usize)> {
-        let map = self.map.as_ref()?;
-        let size = std::mem::size_of::<T>();
-        let bytes = from * size / PAGE * PAGE..(to * size).min(map.len());
-        if bytes.end < bytes.start + (64 << 10) {
-            return None;
-        }
-        let piece = self.piece_for(map, bytes.len());
-        Some((map, bytes, piece))
-    }
-
-    /// The size of the pieces ([`piece_of`]) in which `bytes` more bytes of `map` are
-    /// pre-faulted, asking for huge pages first when that is [`HUGE_BYTES`] or more at once.
-    #[cfg(target_os = "linux")]
-    fn piece_for(&self, map: &MmapMut, bytes: usize) -> usize {
-        if bytes >= HUGE_BYTES && !self.huge.load(Relaxed) {
-            // Large arrays are read and written at random (hash tables): with 2 MiB pages a
-            // lookup rarely misses the TLB, and a page is zeroed and mapped in one step
-            // instead of 512.
-            let _ = map.advise(memmap2::Advice::HugePage);
-            self.huge.store(true, Relaxed);
-        }
-        if self.huge.load(Relaxed) {
-            HUGE_BYTES
-        } else {
-            POPULATE_PIECE
+    /// Adds to `job` the pages the array would take to grow to `len` elements (within its map
+    /// as it is: a job never maps anew) and has not faulted yet. Nothing without a map.
+    pub fn prefault_into(&self, len: usize, job: &mut Prefault) {
+        if let Some(m) = &self.map {
+            let end = len.saturating_mul(std::mem::size_of::<T>());
+            job.arrays.push((Arc::clone(m), end));
         }
     }
 
     /// Pre-faults, on the calling thread, the pages the array would take to grow to `len`
-    /// elements (within its map as it is: it never maps anew), a piece at a time, until `stop`
-    /// is set. Meant for a thread with nothing else to do while the array is only read (a
-    /// source frontier's table, say): its later growth then finds the pages there, instead of
-    /// faulting them on the threads that fill it. The elements are not touched (fresh pages
-    /// read as zero, as before). Linux only (elsewhere a no-op).
+    /// elements, until `stop` is set: [`MmapArray::prefault_into`] a job, run at once.
     pub fn prefault(&self, len: usize, stop: &AtomicBool) {
-        #[cfg(target_os = "linux")]
-        if stop.load(Relaxed) {
-            return;
-        }
-        #[cfg(target_os = "linux")]
-        if let Some((map, bytes, piece)) = self.to_fault(self.populated.load(Relaxed), len) {
-            let size = std::mem::size_of::<T>();
-            for i in 0..pieces(&bytes, piece) {
-                if stop.load(Relaxed) {
-                    break;
-                }
-                let faulted = piece_of(&bytes, piece, i);
-                let end = faulted.end;
-                fault(map, faulted);
-                // The elements wholly within the pages faulted so far.
-                self.populated.fetch_max(end / size, Relaxed);
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = (len, stop);
+        let mut job = Prefault::default();
+        self.prefault_into(len, &mut job);
+        job.run(stop);
     }
 
     /// Number of elements.
@@ -332,8 +291,90 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     }
 }
 
-// SAFETY: the array owns its map (like a `Vec<T>` its buffer); `ptr` is only dereferenced
-// through `&self` or `&mut self`, so sending or sharing the array is as safe as for `T`.
+impl Map {
+    /// The bytes to pre-fault for the byte range `want` (from the page that holds its start,
+    /// cut to the map) and the size of their pieces
+    /// ([`Map::piece_for`]); `None` under 64 KiB (a system call would cost more than the
+    /// faults).
+    #[cfg(target_os = "linux")]
+    fn to_fault(&self, want: Range<usize>) -> Option<(Range<usize>, usize)> {
+        let bytes = want.start / PAGE * PAGE..want.end.min(self.map.len());
+        if bytes.end < bytes.start + (64 << 10) {
+            return None;
+        }
+        let piece = self.piece_for(bytes.len());
+        Some((bytes, piece))
+    }
+
+    /// The size of the pieces ([`piece_of`]) in which `bytes` more bytes are pre-faulted,
+    /// asking for huge pages first when that is [`HUGE_BYTES`] or more at once.
+    #[cfg(target_os = "linux")]
+    fn piece_for(&self, bytes: usize) -> usize {
+        if bytes >= HUGE_BYTES && !self.huge.load(Relaxed) {
+            // Large arrays are read and written at random (hash tables): with 2 MiB pages a
+            // lookup rarely misses the TLB, and a page is zeroed and mapped in one step
+            // instead of 512.
+            let _ = self.map.advise(memmap2::Advice::HugePage);
+            self.huge.store(true, Relaxed);
+        }
+        if self.huge.load(Relaxed) {
+            HUGE_BYTES
+        } else {
+            POPULATE_PIECE
+        }
+    }
+
+    /// Pre-faults `bytes` (`MADV_POPULATE_WRITE`); a hint: errors are ignored. Pre-faulting
+    /// changes no byte of the map: a page already there stays as it is, a fresh one reads as
+    /// zero, as it would when first touched. So it may run while other threads read or write
+    /// the same pages.
+    #[cfg(target_os = "linux")]
+    fn fault(&self, bytes: Range<usize>) {
+        let _ = self.map.advise_range(memmap2::Advice::PopulateWrite, bytes.start, bytes.len());
+    }
+}
+
+/// The pre-faulting of some arrays' fresh pages, up to lengths they may grow to
+/// ([`MmapArray::prefault_into`]), detached from the arrays: a job holds their maps, not the
+/// arrays, so it may run on another thread while the arrays are read, written, grown or
+/// dropped (their maps stay mapped until the job is dropped; a job never writes a byte).
+/// Meant for a thread with nothing else to do while the arrays' owner works on: their later
+/// growth then finds the pages there, instead of faulting them on the threads that fill them.
+/// Linux only (elsewhere it does nothing).
+#[derive(Debug, Default)]
+pub struct Prefault {
+    /// Each array's map and the byte its pre-faulting ends at.
+    arrays: Vec<(Arc<Map>, usize)>,
+}
+
+impl Prefault {
+    /// Pre-faults the job's pages on the calling thread, a piece at a time (a huge page, once
+    /// an array asks for them), the arrays in the order they were added, until `stop` is set.
+    pub fn run(&self, stop: &AtomicBool) {
+        #[cfg(target_os = "linux")]
+        for (m, end) in &self.arrays {
+            if stop.load(Relaxed) {
+                return;
+            }
+            let Some((bytes, piece)) = m.to_fault(m.populated.load(Relaxed)..*end) else { continue };
+            for i in 0..pieces(&bytes, piece) {
+                if stop.load(Relaxed) {
+                    return;
+                }
+                let faulted = piece_of(&bytes, piece, i);
+                let end = faulted.end;
+                m.fault(faulted);
+                m.populated.fetch_max(end, Relaxed);
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = stop;
+    }
+}
+
+// SAFETY: the array owns its map (like a `Vec<T>` its buffer; `Prefault` jobs only keep it
+// mapped and fault its pages, which changes no byte); `ptr` is only dereferenced through
+// `&self` or `&mut self`, so sending or sharing the array is as safe as for `T`.
 unsafe impl<T: Zeroable + Copy + Send> Send for MmapArray<T> {}
 // SAFETY: as above.
 unsafe impl<T: Zeroable + Copy + Sync> Sync for MmapArray<T> {}
@@ -431,16 +472,16 @@ mod tests {
         let mut a = MmapArray::<u8>::zeroed(0);
         let z = Counting::default();
         a.resize_prefaulting(POPULATE_PIECE * 8, POPULATE_PIECE * 2, &z);
-        assert_eq!(a.populated.load(Relaxed), POPULATE_PIECE * 2);
+        assert_eq!(a.populated(), POPULATE_PIECE * 2);
         assert_eq!(a.len(), POPULATE_PIECE * 8);
         assert!(a.as_slice().iter().all(|&x| x == 0));
         a.as_mut_slice().fill(9);
         assert!(a.as_slice().iter().all(|&x| x == 9));
         a.resize_prefaulting(POPULATE_PIECE * 8, POPULATE_PIECE * 5, &z);
-        assert_eq!(a.populated.load(Relaxed), POPULATE_PIECE * 5);
+        assert_eq!(a.populated(), POPULATE_PIECE * 5);
         // Never past the length.
         a.resize_prefaulting(POPULATE_PIECE * 6, POPULATE_PIECE * 7, &z);
-        assert_eq!(a.populated.load(Relaxed), POPULATE_PIECE * 6);
+        assert_eq!(a.populated(), POPULATE_PIECE * 6);
         assert_eq!(*z.0.lock().unwrap(), [2, 3, 1]);
         assert!(a.as_slice().iter().all(|&x| x == 9));
     }
@@ -454,12 +495,12 @@ mod tests {
     fn prefault_faults_ahead_without_touching_the_elements() {
         let mut a = MmapArray::<u32>::zeroed(1000);
         a.as_mut_slice().fill(7);
-        let before = a.populated.load(Relaxed);
+        let before = a.populated();
         let n = HUGE_BYTES / 4 + 3 * POPULATE_PIECE / 4 + 5;
         a.prefault(n, &AtomicBool::new(true));
-        assert_eq!(a.populated.load(Relaxed), before);
+        assert_eq!(a.populated(), before);
         a.prefault(n, &AtomicBool::new(false));
-        assert!(a.populated.load(Relaxed) >= n);
+        assert!(a.populated() >= n);
         assert_eq!(a.len(), 1000);
         assert!(a.as_slice().iter().all(|&x| x == 7));
         let z = Counting::default();
@@ -467,6 +508,35 @@ mod tests {
         assert!(z.0.lock().unwrap().is_empty(), "the growth pre-faulted again");
         assert!(a.as_slice()[..1000].iter().all(|&x| x == 7));
         assert!(a.as_slice()[1000..].iter().all(|&x| x == 0));
+    }
+
+    /// A job runs while its array is written and grown, and after the array is dropped: it
+    /// changes no byte (what was written stays, what grew reads as zero), and the maps it
+    /// holds stay mapped until it is dropped.
+    #[test]
+    fn a_job_runs_beside_its_array_and_outlives_it() {
+        let n = HUGE_BYTES / 4 + 5 * POPULATE_PIECE / 4;
+        let mut a = MmapArray::<u32>::zeroed(1000);
+        a.as_mut_slice().fill(7);
+        let mut job = Prefault::default();
+        a.prefault_into(n, &mut job);
+        std::thread::scope(|s| {
+            s.spawn(|| job.run(&AtomicBool::new(false)));
+            for _ in 0..100 {
+                a.as_mut_slice().fill(9);
+            }
+            a.resize(n / 2);
+        });
+        assert!(a.as_slice()[..1000].iter().all(|&x| x == 9));
+        assert!(a.as_slice()[1000..].iter().all(|&x| x == 0));
+        let mut late = Prefault::default();
+        a.prefault_into(n, &mut late);
+        // Past the reservation: the job holds the old map, the array has a new one.
+        a.resize(DEFAULT_RESERVE_BYTES / 4 + 10);
+        assert!(a.as_slice()[..1000].iter().all(|&x| x == 9));
+        drop(a);
+        late.run(&AtomicBool::new(false));
+        job.run(&AtomicBool::new(false));
     }
 
     #[test]

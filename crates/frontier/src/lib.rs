@@ -16,7 +16,8 @@
 //! * [`Frontier`]: `2^b` shards; a key's shard is the top `b` bits of its hash, so the shards
 //!   are independent: each can be filled by its own thread, in any order, with the same result.
 //! * [`MmapArray`]: the storage, anonymous memory maps (memmap2) whose pages cost nothing
-//!   until touched.
+//!   until touched. A [`Prefault`] job faults the pages a set will grow into, on a thread
+//!   that would otherwise idle, while the set is used.
 //! * [`spill`]: record files (key and counts, checked by a header and a checksum) for
 //!   frontiers that live on disk: written and read sequentially.
 //!
@@ -44,7 +45,7 @@ mod set;
 mod shared;
 pub mod spill;
 
-pub use arena::MmapArray;
+pub use arena::{MmapArray, Prefault};
 pub use arena::{Serial, Zeroer};
 pub use hash::key_hash;
 pub use prefetch::prefetch;
@@ -96,12 +97,15 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Frontier<K, C> {
         &mut self.shards[shard]
     }
 
-    /// Pre-faults, on the calling thread, the memory the shards would take to hold `keys`
-    /// keys in all (an even share each: see [`CountSet::prefault`]), until `stop` is set.
-    pub fn prefault(&self, keys: usize, stop: &std::sync::atomic::AtomicBool) {
+    /// A job that pre-faults the memory the shards would take to hold `keys` keys in all (an
+    /// even share each: see [`CountSet::prefault_into`]), on any thread, while the frontier
+    /// is used, changed or dropped ([`Prefault`]).
+    pub fn prefault(&self, keys: usize) -> Prefault {
+        let mut job = Prefault::default();
         for s in &self.shards {
-            s.prefault(keys / self.shards.len(), stop);
+            s.prefault_into(keys / self.shards.len(), &mut job);
         }
+        job
     }
 
     /// Total number of keys.

@@ -2,13 +2,12 @@
 //! [`Tally`] of path counts.
 
 use std::ops::Range;
-use std::sync::atomic::AtomicBool;
 
 use bytemuck::{Pod, Zeroable};
 
 use crate::Tally;
 
-use crate::arena::{MmapArray, Serial, Zeroer};
+use crate::arena::{MmapArray, Prefault, Serial, Zeroer};
 use crate::hash::key_hash;
 use crate::prefetch::prefetch;
 
@@ -314,19 +313,19 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         self.bits = slots.trailing_zeros();
     }
 
-    /// Pre-faults, on the calling thread, the memory a table made for `keys` keys would take
-    /// (see [`MmapArray::prefault`]), until `stop` is set: for a thread that would otherwise
-    /// idle while the set is only read. Nothing in the set changes. A set that was never
-    /// given room has no map yet, and nothing is done.
-    pub fn prefault(&self, keys: usize, stop: &AtomicBool) {
+    /// Adds to `job` the memory a table made for `keys` keys would take (see
+    /// [`MmapArray::prefault_into`]): for a thread that would otherwise idle while the set is
+    /// used. Running the job changes nothing in the set. A set that was never given room has
+    /// no map yet, and adds nothing.
+    pub fn prefault_into(&self, keys: usize, job: &mut Prefault) {
         let slots = Self::slots_for(keys);
         if Self::PACKED {
-            self.words.prefault(slots, stop);
+            self.words.prefault_into(slots, job);
         } else if Self::INLINE {
-            self.slots.prefault(slots, stop);
+            self.slots.prefault_into(slots, job);
         } else {
-            self.index.prefault(slots, stop);
-            self.slots.prefault(keys + 1, stop);
+            self.index.prefault_into(slots, job);
+            self.slots.prefault_into(keys + 1, job);
         }
     }
 

@@ -1135,22 +1135,22 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 None => {
                     let set = next.shard_mut(0);
                     let (chunks, ended_set) = (&mut self.chunks, &mut self.ended);
-                    let stop = AtomicBool::new(false);
-                    let mut expand_all = || {
-                        for c in chunks.iter_mut() {
-                            records += dispatch::direct(rules, weights, cur, c, set, batch, count_boards);
-                            gather(c, ended_set);
-                        }
-                        stop.store(true, Relaxed);
-                    };
+                    let stop = Arc::new(AtomicBool::new(false));
                     if prefault > 0 {
                         // An idle thread of the pool pre-faults the source's memory for the
-                        // coming depths while this one expands it, and stops when it is done
-                        // (at once, when no thread took the job before then).
-                        rayon::join(expand_all, || cur.prefault(prefault, &stop));
-                    } else {
-                        expand_all();
+                        // coming depths while this one expands it. The job stops at its next
+                        // piece once the expansion ends (at once, when no thread took it
+                        // before then), and this thread does not wait for it: the job holds
+                        // the maps it faults, and faulting changes no byte.
+                        let job = cur.prefault(prefault);
+                        let stop = Arc::clone(&stop);
+                        rayon::spawn(move || job.run(&stop));
                     }
+                    for c in chunks.iter_mut() {
+                        records += dispatch::direct(rules, weights, cur, c, set, batch, count_boards);
+                        gather(c, ended_set);
+                    }
+                    stop.store(true, Relaxed);
                 }
                 Some(outbox) => {
                     let mut split = Split::default();
@@ -1225,8 +1225,8 @@ fn parallel_soon(states: u64, growth: f64) -> bool {
 
 /// The smallest serial depth (in positions) whose idle threads pre-fault memory for the
 /// coming depths ([`Search::prefault_ahead`]): a smaller one takes a fraction of a
-/// millisecond, and would spend a good share of it waiting at its end for the piece under
-/// way (a huge page's fault), and its frontier is far from the sizes that need fresh pages.
+/// millisecond, too short to fault much, and its frontier is far from the sizes that need
+/// fresh pages.
 const PREFAULT_MIN: usize = 1 << 12;
 
 /// How many depths ahead of a serial one the memory of the source's sets is pre-faulted for

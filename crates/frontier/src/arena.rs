@@ -293,9 +293,8 @@ impl<T: Zeroable + Copy> MmapArray<T> {
 
 impl Map {
     /// The bytes to pre-fault for the byte range `want` (from the page that holds its start,
-    /// cut to the map) and the size of their pieces
-    /// ([`Map::piece_for`]); `None` under 64 KiB (a system call would cost more than the
-    /// faults).
+    /// cut to the map) and the size of their pieces ([`Map::piece_for`]); `None` under 64 KiB
+    /// (a system call would cost more than the faults).
     #[cfg(target_os = "linux")]
     fn to_fault(&self, want: Range<usize>) -> Option<(Range<usize>, usize)> {
         let bytes = want.start / PAGE * PAGE..want.end.min(self.map.len());

@@ -82,8 +82,8 @@ fn piece_of(bytes: &Range<usize>, piece: usize, i: usize) -> Range<usize> {
 /// * Growing past the reservation maps a larger region and copies the live prefix.
 #[derive(Debug)]
 pub struct MmapArray<T: Zeroable + Copy> {
-    /// Shared only with [`Prefault`] jobs, which keep it mapped while they run: the elements
-    /// are reached through `ptr` alone.
+    /// Shared only with [`Prefault`] jobs, which keep it mapped until they are dropped: the
+    /// elements are reached through `ptr` alone.
     map: Option<Arc<Map>>,
     /// The start of `map` (dangling while there is none): kept so that a slice of the
     /// elements costs no conversion (hot loops take one per element).
@@ -95,10 +95,13 @@ pub struct MmapArray<T: Zeroable + Copy> {
     _t: PhantomData<T>,
 }
 
-/// An array's memory map and what is known of its pages, shared with [`Prefault`] jobs.
-#[derive(Debug)]
+/// An array's memory map and what is known of its pages, shared with [`Prefault`] jobs. Once
+/// shared, `map` is never dereferenced (its bytes belong to the array's `ptr`): its length is
+/// read from `len`, and only system calls on its range go through it.
 struct Map {
     map: MmapMut,
+    /// The map's length in bytes.
+    len: usize,
     /// Bytes below this have been pre-faulted (or written), as far as anyone knows: a hint
     /// that spares faulting them again. Atomic, as [`Prefault`] jobs move it from other
     /// threads.
@@ -120,7 +123,7 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     }
 
     fn reserved(&self) -> usize {
-        self.map.as_ref().map_or(0, |m| m.map.len() / std::mem::size_of::<T>().max(1))
+        self.map.as_ref().map_or(0, |m| m.len / std::mem::size_of::<T>().max(1))
     }
 
     /// Elements below this have been pre-faulted (or written) in the current map.
@@ -166,8 +169,8 @@ impl<T: Zeroable + Copy> MmapArray<T> {
             // self.len` elements, all zero (a valid `T`: `Zeroable`); it is not yet shared.
             unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr(), live.len()) }.copy_from_slice(live);
             self.ptr = ptr;
-            let populated = AtomicUsize::new(self.len * size);
-            self.map = Some(Arc::new(Map { map, populated, huge: AtomicBool::new(false) }));
+            let (populated, len) = (AtomicUsize::new(self.len * size), map.len());
+            self.map = Some(Arc::new(Map { map, len, populated, huge: AtomicBool::new(false) }));
             self.touched = self.len;
         }
         let populated = self.populated();
@@ -187,10 +190,10 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// go): they read as zero again, fresh. Linux only (elsewhere they stay).
     fn release_past(&mut self, len: usize) {
         #[cfg(target_os = "linux")]
-        if let Some(Map { map, populated, .. }) = self.map.as_deref() {
+        if let Some(Map { map, len: map_len, populated, .. }) = self.map.as_deref() {
             let size = std::mem::size_of::<T>().max(1);
             let start = (len * size).div_ceil(PAGE) * PAGE;
-            let end = (self.touched * size).min(map.len());
+            let end = (self.touched * size).min(*map_len);
             if end >= start + RELEASE_BYTES {
                 // SAFETY: the range holds only elements at or past `len` (it starts on the
                 // first page boundary at or after element `len`), which the array is about to
@@ -202,9 +205,12 @@ impl<T: Zeroable + Copy> MmapArray<T> {
                     map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
                 };
                 if done.is_ok() {
-                    // Elements before `start` keep what they held; those after are fresh. (A
-                    // [`Prefault`] job at work may fault some again, zero: `touched` holds.)
-                    self.touched = start / size;
+                    // Elements wholly before `start` keep what they held (and the one across
+                    // it, its bytes before `start`: it counts as touched); those after are
+                    // fresh. A [`Prefault`] job at work may fault some of them again, as zero
+                    // pages, so `touched` holds; its piece in flight may raise `populated`
+                    // past them again, a hint only: those pages then fault when written.
+                    self.touched = start.div_ceil(size);
                     populated.fetch_min(start, Relaxed);
                 }
             }
@@ -291,13 +297,24 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     }
 }
 
+impl std::fmt::Debug for Map {
+    /// The hints and the length, not the bytes (another thread may be writing them).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Map")
+            .field("len", &self.len)
+            .field("populated", &self.populated)
+            .field("huge", &self.huge)
+            .finish()
+    }
+}
+
 impl Map {
     /// The bytes to pre-fault for the byte range `want` (from the page that holds its start,
     /// cut to the map) and the size of their pieces ([`Map::piece_for`]); `None` under 64 KiB
     /// (a system call would cost more than the faults).
     #[cfg(target_os = "linux")]
     fn to_fault(&self, want: Range<usize>) -> Option<(Range<usize>, usize)> {
-        let bytes = want.start / PAGE * PAGE..want.end.min(self.map.len());
+        let bytes = want.start / PAGE * PAGE..want.end.min(self.len);
         if bytes.end < bytes.start + (64 << 10) {
             return None;
         }
@@ -509,32 +526,66 @@ mod tests {
         assert!(a.as_slice()[1000..].iter().all(|&x| x == 0));
     }
 
-    /// A job runs while its array is written and grown, and after the array is dropped: it
-    /// changes no byte (what was written stays, what grew reads as zero), and the maps it
+    /// A job runs while its array is written and grown, while it shrinks (giving pages back),
+    /// and after it is remapped and dropped: it changes no byte (what was written stays, what
+    /// grew or was given back reads as zero), it faults what it was asked for, and the maps it
     /// holds stay mapped until it is dropped.
     #[test]
+    #[cfg(target_os = "linux")]
     fn a_job_runs_beside_its_array_and_outlives_it() {
+        use std::sync::Barrier;
         let n = HUGE_BYTES / 4 + 5 * POPULATE_PIECE / 4;
-        let mut a = MmapArray::<u32>::zeroed(1000);
+        let mut a = MmapArray::<u32>::zeroed(n / 2);
         a.as_mut_slice().fill(7);
         let mut job = Prefault::default();
         a.prefault_into(n, &mut job);
+        let start = Barrier::new(2);
         std::thread::scope(|s| {
-            s.spawn(|| job.run(&AtomicBool::new(false)));
-            for _ in 0..100 {
+            s.spawn(|| {
+                start.wait();
+                job.run(&AtomicBool::new(false));
+            });
+            start.wait();
+            for _ in 0..20 {
                 a.as_mut_slice().fill(9);
             }
-            a.resize(n / 2);
         });
-        assert!(a.as_slice()[..1000].iter().all(|&x| x == 9));
-        assert!(a.as_slice()[1000..].iter().all(|&x| x == 0));
-        let mut late = Prefault::default();
-        a.prefault_into(n, &mut late);
+        assert!(a.populated() >= n, "the job faulted {} of {n} elements", a.populated());
+        assert!(a.as_slice().iter().all(|&x| x == 9));
+        a.resize(n);
+        assert!(a.as_slice()[n / 2..].iter().all(|&x| x == 0));
+        a.as_mut_slice().fill(5);
+
+        // A shrink that gives pages back while a job faults the same pages.
+        let mut again = Prefault::default();
+        a.prefault_into(n, &mut again);
+        let start = Barrier::new(2);
+        let kept = std::thread::scope(|s| {
+            s.spawn(|| {
+                start.wait();
+                again.run(&AtomicBool::new(false));
+            });
+            start.wait();
+            a.resize(1000);
+            a.touched
+        });
+        assert!(kept < n / 2, "the shrink gave no pages back");
+        a.resize(n);
+        assert!(a.as_slice()[..1000].iter().all(|&x| x == 5));
+        assert!(a.as_slice()[kept..].iter().all(|&x| x == 0));
+        a.resize_zeroed_with(n, &Serial);
+        assert!(a.as_slice().iter().all(|&x| x == 0));
+        a.as_mut_slice().fill(3);
+
         // Past the reservation: the job holds the old map, the array has a new one.
+        let mut late = Prefault::default();
+        a.prefault_into(2 * n, &mut late);
         a.resize(DEFAULT_RESERVE_BYTES / 4 + 10);
-        assert!(a.as_slice()[..1000].iter().all(|&x| x == 9));
+        assert!(a.as_slice()[..n].iter().all(|&x| x == 3));
         drop(a);
         late.run(&AtomicBool::new(false));
+        let (old, end) = &late.arrays[0];
+        assert!(old.populated.load(Relaxed) >= (*end).min(old.len), "the old map was not faulted");
         job.run(&AtomicBool::new(false));
     }
 

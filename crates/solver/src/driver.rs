@@ -1136,6 +1136,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                     let set = next.shard_mut(0);
                     let (chunks, ended_set) = (&mut self.chunks, &mut self.ended);
                     let stop = Arc::new(AtomicBool::new(false));
+                    // The job stops when the expansion ends, or unwinds.
+                    let _stop_job = StopOnDrop(&stop);
                     if prefault > 0 {
                         // An idle thread of the pool pre-faults the source's memory for the
                         // coming depths while this one expands it. The job stops at its next
@@ -1150,7 +1152,6 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                         records += dispatch::direct(rules, weights, cur, c, set, batch, count_boards);
                         gather(c, ended_set);
                     }
-                    stop.store(true, Relaxed);
                 }
                 Some(outbox) => {
                     let mut split = Split::default();
@@ -1232,6 +1233,16 @@ const PREFAULT_MIN: usize = 1 << 12;
 /// How many depths ahead of a serial one the memory of the source's sets is pre-faulted for
 /// ([`Search::prefault_ahead`]).
 const PREFAULT_DEPTHS: u32 = 8;
+
+/// Sets its flag when dropped: stops a detached job when the work it runs beside ends, however
+/// it ends.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Relaxed);
+    }
+}
 
 /// Calls `f(index, item)` on every item: on the thread pool when `parallel` and there is more
 /// than one item, else on the calling thread, in order.

@@ -526,6 +526,21 @@ mod tests {
         assert!(a.as_slice()[1000..].iter().all(|&x| x == 0));
     }
 
+    /// Runs `job` on another thread and `f` on this one, both started together; returns what
+    /// `f` returns once both are done.
+    #[cfg(target_os = "linux")]
+    fn beside<R>(job: &Prefault, f: impl FnOnce() -> R) -> R {
+        let start = std::sync::Barrier::new(2);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                start.wait();
+                job.run(&AtomicBool::new(false));
+            });
+            start.wait();
+            f()
+        })
+    }
+
     /// A job runs while its array is written and grown, while it shrinks (giving pages back),
     /// and after it is remapped and dropped: it changes no byte (what was written stays, what
     /// grew or was given back reads as zero), it faults what it was asked for, and the maps it
@@ -533,19 +548,12 @@ mod tests {
     #[test]
     #[cfg(target_os = "linux")]
     fn a_job_runs_beside_its_array_and_outlives_it() {
-        use std::sync::Barrier;
         let n = HUGE_BYTES / 4 + 5 * POPULATE_PIECE / 4;
         let mut a = MmapArray::<u32>::zeroed(n / 2);
         a.as_mut_slice().fill(7);
         let mut job = Prefault::default();
         a.prefault_into(n, &mut job);
-        let start = Barrier::new(2);
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                start.wait();
-                job.run(&AtomicBool::new(false));
-            });
-            start.wait();
+        beside(&job, || {
             for _ in 0..20 {
                 a.as_mut_slice().fill(9);
             }
@@ -559,13 +567,7 @@ mod tests {
         // A shrink that gives pages back while a job faults the same pages.
         let mut again = Prefault::default();
         a.prefault_into(n, &mut again);
-        let start = Barrier::new(2);
-        let kept = std::thread::scope(|s| {
-            s.spawn(|| {
-                start.wait();
-                again.run(&AtomicBool::new(false));
-            });
-            start.wait();
+        let kept = beside(&again, || {
             a.resize(1000);
             a.touched
         });

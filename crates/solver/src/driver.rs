@@ -1135,19 +1135,18 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 None => {
                     let set = next.shard_mut(0);
                     let (chunks, ended_set) = (&mut self.chunks, &mut self.ended);
-                    let stop = Arc::new(AtomicBool::new(false));
-                    // The job stops when the expansion ends, or unwinds.
-                    let _stop_job = StopOnDrop(&stop);
-                    if prefault > 0 {
-                        // An idle thread of the pool pre-faults the source's memory for the
-                        // coming depths while this one expands it. The job stops at its next
-                        // piece once the expansion ends (at once, when no thread took it
-                        // before then), and this thread does not wait for it: the job holds
-                        // the maps it faults, and faulting changes no byte.
+                    // An idle thread of the pool pre-faults the source's memory for the
+                    // coming depths while this one expands it. The job stops at its next piece
+                    // once the expansion ends or unwinds (the guard's drop; at once, when no
+                    // thread took it before then), and this thread does not wait for it: the
+                    // job holds the maps it faults, and faulting changes no byte.
+                    let _stop_job = (prefault > 0).then(|| {
                         let job = cur.prefault(prefault);
-                        let stop = Arc::clone(&stop);
-                        rayon::spawn(move || job.run(&stop));
-                    }
+                        let stop = Arc::new(AtomicBool::new(false));
+                        let flag = Arc::clone(&stop);
+                        rayon::spawn(move || job.run(&flag));
+                        StopOnDrop(stop)
+                    });
                     for c in chunks.iter_mut() {
                         records += dispatch::direct(rules, weights, cur, c, set, batch, count_boards);
                         gather(c, ended_set);
@@ -1236,9 +1235,9 @@ const PREFAULT_DEPTHS: u32 = 8;
 
 /// Sets its flag when dropped: stops a detached job when the work it runs beside ends, however
 /// it ends.
-struct StopOnDrop<'a>(&'a AtomicBool);
+struct StopOnDrop(Arc<AtomicBool>);
 
-impl Drop for StopOnDrop<'_> {
+impl Drop for StopOnDrop {
     fn drop(&mut self) {
         self.0.store(true, Relaxed);
     }

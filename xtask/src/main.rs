@@ -17,9 +17,10 @@ const HELP: &str = "\
 cargo xtask <command>
 
 Commands:
-  verify [--threads N] [--solver PATH]
-                         build the release solver (or take the one at PATH: absolute, or from
-                         the workspace root), run every fixture under fixtures/ through it;
+  verify [--threads N] [--solver PATH | --dist]
+                         build the release solver (--dist: the one to ship, as `dist`; or take
+                         the one at PATH: absolute, or from the workspace root), run every
+                         fixture under fixtures/ through it;
                          run the exhaustive SIMD-vs-portable test and the deep cases in
                          profile `verify` (release without the whole-program link); non-zero
                          exit on any mismatch
@@ -83,26 +84,14 @@ fn run_cmd(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
-/// The cargo command that builds the release solver (at [`release_solver`]).
-fn release_build() -> Command {
-    let mut cmd = Command::new(env!("CARGO"));
-    cmd.args(["build", "--release", "--quiet", "-p", "solver"]);
-    cmd
-}
-
-/// Where [`release_build`] puts the solver, or the error saying it did not.
-fn release_solver(root: &Path) -> Result<PathBuf> {
+/// Builds the release solver and returns its path.
+fn build_solver(root: &Path) -> Result<PathBuf> {
+    run_cmd(Command::new(env!("CARGO")).args(["build", "--release", "--quiet", "-p", "solver"]))?;
     let exe = root.join("target/release/solver");
     if !exe.exists() {
         bail!("{} was not built", exe.display());
     }
     Ok(exe)
-}
-
-/// Builds the release solver and returns its path.
-fn build_solver(root: &Path) -> Result<PathBuf> {
-    run_cmd(&mut release_build())?;
-    release_solver(root)
 }
 
 /// Where `cargo xtask dist` builds, relative to the workspace root: a target directory of its

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::{flag_value, release_build, release_solver, run_cmd};
+use crate::{build_dist, build_solver, flag_value, run_cmd};
 
 /// One fixture: `NAME.in` and `NAME.out`.
 pub struct Case {
@@ -140,30 +140,32 @@ fn describe(input: &Path) -> Result<(String, String)> {
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let threads: Option<usize> = flag_value(args, "--threads")?;
     let given: Option<PathBuf> = flag_value(args, "--solver")?;
+    let dist = args.iter().any(|a| a == "--dist");
     if let Some(exe) = given.as_ref().filter(|exe| !exe.is_file()) {
         bail!("--solver: no file at {}", exe.display());
     }
-    let started = Instant::now();
-    // The release solver builds (unless `--solver` names one) while the tests build in
-    // profile `verify`, in a target directory of their own: a whole-program link runs mostly
-    // on one core, and the tests' build takes the other.
-    let release = match given {
-        Some(_) => None,
-        None => Some(release_build().spawn().context("cannot start cargo build")?),
-    };
-    let tests =
-        run_cmd(deep_tests().arg("--no-run")).and_then(|()| run_cmd(exhaustive_test().arg("--no-run")));
-    if let Some(mut build) = release {
-        let status = build.wait().context("cargo build")?;
-        if !status.success() {
-            bail!("cargo build --release -p solver failed with {status}");
-        }
+    if dist && given.is_some() {
+        bail!("--dist and --solver each name the binary to run: give one");
     }
-    tests?;
-    let exe = match given {
-        Some(exe) => exe,
-        None => release_solver(root)?,
-    };
+    let started = Instant::now();
+    // The solver builds (the release one, or with `--dist` the one to ship; none when
+    // `--solver` names one) while the tests build in profile `verify`, in a target directory
+    // of their own: a whole-program link runs mostly on one core, and the tests' build takes
+    // the other.
+    let exe = std::thread::scope(|scope| -> Result<PathBuf> {
+        let solver = given
+            .is_none()
+            .then(|| scope.spawn(move || if dist { build_dist(root) } else { build_solver(root) }));
+        let tests =
+            run_cmd(deep_tests().arg("--no-run")).and_then(|()| run_cmd(exhaustive_test().arg("--no-run")));
+        let exe = match (solver, &given) {
+            (Some(build), _) => build.join().map_err(|_| anyhow::anyhow!("the solver's build panicked"))?,
+            (None, Some(exe)) => Ok(exe.clone()),
+            (None, None) => unreachable!("a solver is built unless one is given"),
+        };
+        tests?;
+        exe
+    })?;
     println!(
         "solver: {}, backend: {} (built in {:.0} s)\n",
         exe.display(),

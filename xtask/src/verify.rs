@@ -158,10 +158,9 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             .then(|| scope.spawn(move || if dist { build_dist(root) } else { build_solver(root) }));
         let tests =
             run_cmd(deep_tests().arg("--no-run")).and_then(|()| run_cmd(exhaustive_test().arg("--no-run")));
-        let exe = match (solver, &given) {
-            (Some(build), _) => build.join().map_err(|_| anyhow::anyhow!("the solver's build panicked"))?,
-            (None, Some(exe)) => Ok(exe.clone()),
-            (None, None) => unreachable!("a solver is built unless one is given"),
+        let exe = match solver {
+            Some(build) => build.join().map_err(|_| anyhow::anyhow!("the solver's build panicked"))?,
+            None => given.clone().context("no solver to run"),
         };
         tests?;
         exe

@@ -141,6 +141,17 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let threads: Option<usize> = flag_value(args, "--threads")?;
     let given: Option<PathBuf> = flag_value(args, "--solver")?;
     let dist = args.iter().any(|a| a == "--dist");
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--dist" => {}
+            "--threads" | "--solver" => {
+                // Its value, read above.
+                rest.next();
+            }
+            other => bail!("verify: unexpected argument `{other}`"),
+        }
+    }
     if let Some(exe) = given.as_ref().filter(|exe| !exe.is_file()) {
         bail!("--solver: no file at {}", exe.display());
     }

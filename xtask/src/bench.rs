@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::{build_dist, build_solver, flag_value};
+use crate::{build_dist, build_solver, check_args, flag_value};
 
 /// The yardstick's source, relative to the workspace root.
 const ANCHOR_SRC: &str = "../shared/anchor/anchor.cpp";
@@ -513,22 +513,6 @@ fn table(rows: &[Row]) -> String {
     out
 }
 
-/// Fails on an argument `cargo xtask bench` does not know, so that a typo does not go
-/// unnoticed through a long run.
-fn check_args(args: &[String]) -> Result<()> {
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--quick" => {}
-            "--runs" | "--only" => {
-                it.next();
-            }
-            other => bail!("bench: unknown argument `{other}` (expected --quick, --runs N, --only NAME)"),
-        }
-    }
-    Ok(())
-}
-
 /// A new copy of the program at `exe`, in `target/bench-programs/`, to time instead of it.
 ///
 /// On this VM an executable whose file has sat in the page cache for a while starts more
@@ -548,7 +532,7 @@ fn fresh_copy(root: &Path, exe: &Path, name: &str) -> Result<PathBuf> {
 
 /// `cargo xtask bench [--quick] [--runs N] [--only NAME]`.
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
-    check_args(args)?;
+    check_args("bench", args, &["--quick"], &[("--runs", "N"), ("--only", "NAME")])?;
     let quick = args.iter().any(|a| a == "--quick");
     let runs: usize = flag_value(args, "--runs")?.unwrap_or(if quick { QUICK_RUNS } else { DEFAULT_RUNS });
     if runs == 0 {

@@ -75,6 +75,26 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
 }
 
+/// Fails on an argument `command` does not know, so that a typo does not go unnoticed
+/// through a long run: `switches` stand alone, each of `valued` takes the argument after it
+/// (named in the message).
+fn check_args(command: &str, args: &[String], switches: &[&str], valued: &[(&str, &str)]) -> Result<()> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if valued.iter().any(|(flag, _)| flag == a) {
+            it.next();
+        } else if !switches.contains(&a.as_str()) {
+            let expected: Vec<String> = switches
+                .iter()
+                .map(|s| s.to_string())
+                .chain(valued.iter().map(|(flag, value)| format!("{flag} {value}")))
+                .collect();
+            bail!("{command}: unknown argument `{a}` (expected {})", expected.join(", "));
+        }
+    }
+    Ok(())
+}
+
 /// Runs a command to completion, failing on a non-zero exit.
 fn run_cmd(cmd: &mut Command) -> Result<()> {
     let status = cmd.status().with_context(|| format!("cannot start {cmd:?}"))?;

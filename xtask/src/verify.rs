@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::{build_dist, build_solver, flag_value, run_cmd};
+use crate::{build_dist, build_solver, check_args, flag_value, run_cmd};
 
 /// One fixture: `NAME.in` and `NAME.out`.
 pub struct Case {
@@ -141,17 +141,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let threads: Option<usize> = flag_value(args, "--threads")?;
     let given: Option<PathBuf> = flag_value(args, "--solver")?;
     let dist = args.iter().any(|a| a == "--dist");
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--dist" => {}
-            "--threads" | "--solver" => {
-                // Its value, read above.
-                rest.next();
-            }
-            other => bail!("verify: unexpected argument `{other}`"),
-        }
-    }
+    check_args("verify", args, &["--dist"], &[("--threads", "N"), ("--solver", "PATH")])?;
     if let Some(exe) = given.as_ref().filter(|exe| !exe.is_file()) {
         bail!("--solver: no file at {}", exe.display());
     }

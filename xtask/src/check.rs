@@ -15,9 +15,7 @@ const CLI_ONLY: [&str; 4] = ["clap", "indicatif", "serde_json", "parse-size"];
 
 /// Runs both checks; an error names every package that breaks one.
 pub fn run(args: &[String]) -> Result<()> {
-    if let Some(extra) = args.first() {
-        bail!("check: unexpected argument `{extra}`");
-    }
+    crate::check_args("check", args, &[], &[])?;
     msrv()?;
     library()?;
     Ok(())

@@ -56,9 +56,7 @@ fn main() -> Result<()> {
         Some("bench") => bench::run(&root, &args[1..]),
         Some("check") => check::run(&args[1..]),
         Some("dist") => {
-            if let Some(extra) = args.get(1) {
-                bail!("dist: unexpected argument `{extra}`");
-            }
+            check_args("dist", &args[1..], &[], &[])?;
             println!("{}", build_dist(&root)?.display());
             Ok(())
         }
@@ -89,6 +87,9 @@ fn check_args(command: &str, args: &[String], switches: &[&str], valued: &[(&str
                 .map(|s| s.to_string())
                 .chain(valued.iter().map(|(flag, value)| format!("{flag} {value}")))
                 .collect();
+            if expected.is_empty() {
+                bail!("{command}: unknown argument `{a}` (it takes none)");
+            }
             bail!("{command}: unknown argument `{a}` (expected {})", expected.join(", "));
         }
     }

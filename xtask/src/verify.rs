@@ -138,10 +138,10 @@ fn describe(input: &Path) -> Result<(String, String)> {
 }
 
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
+    check_args("verify", args, &["--dist"], &[("--threads", "N"), ("--solver", "PATH")])?;
     let threads: Option<usize> = flag_value(args, "--threads")?;
     let given: Option<PathBuf> = flag_value(args, "--solver")?;
     let dist = args.iter().any(|a| a == "--dist");
-    check_args("verify", args, &["--dist"], &[("--threads", "N"), ("--solver", "PATH")])?;
     if let Some(exe) = given.as_ref().filter(|exe| !exe.is_file()) {
         bail!("--solver: no file at {}", exe.display());
     }
@@ -348,9 +348,7 @@ fn output_of(mut cmd: Command, input: &Path) -> Result<Option<String>> {
 /// fixtures by answers and per-depth figures (`--json --stats --all-depths`), the larger
 /// cases by their answers.
 pub fn run_mpi(root: &Path, args: &[String]) -> Result<()> {
-    if let Some(extra) = args.first() {
-        bail!("verify-mpi: unexpected argument `{extra}`");
-    }
+    check_args("verify-mpi", args, &[], &[])?;
     let started = Instant::now();
     // Both in profile `verify`: the one process that every job is checked against is verify's
     // build, and the MPI tests build the `mpi` one.

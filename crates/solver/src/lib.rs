@@ -68,7 +68,9 @@ use state::{Counts, Grid, Ring3, Rules, Width, U192};
 /// 3x3 fast path where it applies.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Options {
-    /// Worker threads, 1 to [`MAX_THREADS`]; `None` for one per core.
+    /// Worker threads, 1 to [`MAX_THREADS`]; `None` for one per core (rayon's global pool, or
+    /// the pool the caller runs on). A search of `Some(n)` threads runs on a pool of its own,
+    /// but for `Some(1)` on the only thread of a pool, which runs it.
     pub threads: Option<usize>,
     /// Instruction set for the hot loops; `None` for the best this CPU has.
     pub backend: Option<Level>,
@@ -207,10 +209,19 @@ pub fn solve_distributed(
     // holds its pool's thread.
     let threads = options.threads.or((cluster.size() > 1).then(rayon::current_num_threads));
     match threads {
+        Some(n) if !(1..=MAX_THREADS).contains(&n) => {
+            anyhow::bail!("{n} threads: a search takes 1 to {MAX_THREADS}")
+        }
+        // One thread, asked for on the only thread of a pool (the `solver` binary's `--threads
+        // 1` runs on its main thread so): that pool, with no thread to start, wake or wait for.
+        Some(1)
+            if cluster.size() == 1
+                && rayon::current_thread_index().is_some()
+                && rayon::current_num_threads() == 1 =>
+        {
+            run()
+        }
         Some(n) => {
-            if !(1..=MAX_THREADS).contains(&n) {
-                anyhow::bail!("{n} threads: a search takes 1 to {MAX_THREADS}");
-            }
             let pool = rayon::ThreadPoolBuilder::new().num_threads(n).build()?;
             pool.install(run)
         }

@@ -157,8 +157,12 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
         answers.push(read(input.with_extension("out"))?.trim().to_string());
         inputs.push(read(input)?);
     }
+    // The two public cases of depth 40: boards with six and five dice.
+    let (deep_inputs, deep_answers) = (inputs[8..10].to_vec(), answers[8..10].join(" "));
     let answers = answers.join(" ");
     let public12 = Workload::new("public12", inputs.clone()).expect(&answers);
+    let public12_one =
+        Workload::new("public12-1thread", inputs.clone()).args(&["--threads", "1"]).expect(&answers);
     let public12_linked =
         Workload::new("public12 (vs cargo build)", inputs).against_cargo_build().expect(&answers);
 
@@ -172,6 +176,9 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
     let edge3 = "40\n0 1 0\n0 0 0\n0 0 0\n";
     Ok(vec![
         public12,
+        public12_one,
+        Workload::new("cg09+cg10-d40", deep_inputs.clone()).expect(&deep_answers),
+        Workload::new("cg09+cg10-d40-1thread", deep_inputs).args(&["--threads", "1"]).expect(&deep_answers),
         Workload::one("empty3x3-d40", empty3).expect("503115192"),
         Workload::one("deep-d120", "120\n0 0 0\n0 1 0\n0 0 0\n"),
         Workload::one("empty3x3-d40-1thread", empty3).args(&["--threads", "1"]).expect("503115192"),

@@ -157,7 +157,7 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
         answers.push(read(input.with_extension("out"))?.trim().to_string());
         inputs.push(read(input)?);
     }
-    // The two public cases of depth 40: boards with six and five dice.
+    // The two public cases of depth 40: boards with six and four dice.
     let (deep_inputs, deep_answers) = (inputs[8..10].to_vec(), answers[8..10].join(" "));
     let answers = answers.join(" ");
     let public12 = Workload::new("public12", inputs.clone()).expect(&answers);

@@ -1205,8 +1205,8 @@ const PARALLEL_MIN: usize = 1 << 14;
 /// 100 000 positions left when the first of them comes) runs faster on one thread than on
 /// two (figures in benches/RESULTS.md). A run that passes it later starts the pool then; once
 /// started, every depth of [`PARALLEL_MIN`] positions or more is parallel. A search given a
-/// thread count ([`crate::Options::threads`]) runs in a pool of its own from the start, so
-/// this decides only the default's lazy pool.
+/// thread count ([`crate::Options::threads`]) runs on a pool from the start (for one thread,
+/// possibly the caller's), so this decides only the default's lazy pool.
 const POOL_WORK_MIN: f64 = (1 << 18) as f64;
 
 /// How many depths before its frontier reaches [`PARALLEL_MIN`] positions (at the present

@@ -68,9 +68,11 @@ use state::{Counts, Grid, Ring3, Rules, Width, U192};
 /// 3x3 fast path where it applies.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Options {
-    /// Worker threads, 1 to [`MAX_THREADS`]; `None` for one per core (rayon's global pool, or
-    /// the pool the caller runs on). A search of `Some(n)` threads runs on a pool of its own,
-    /// but for `Some(1)` on the only thread of a pool, which runs it.
+    /// Worker threads, 1 to [`MAX_THREADS`]. `None`: the pool the caller runs on, else rayon's
+    /// global pool (one thread per core, or `RAYON_NUM_THREADS`); ranks that are threads of
+    /// one process each get a pool of that size. `Some(n)`: a pool of its own of `n`
+    /// threads, except that a search of one rank asking for `Some(1)` on the only thread of a
+    /// pool runs on that thread.
     pub threads: Option<usize>,
     /// Instruction set for the hot loops; `None` for the best this CPU has.
     pub backend: Option<Level>,

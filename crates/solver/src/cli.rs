@@ -181,18 +181,18 @@ pub fn main() -> ExitCode {
     if args.mpi {
         return mpi_main(&args);
     }
-    // `--threads 1`: this thread becomes the only thread of a pool, kept until the process
-    // ends (a pool made of the calling thread is never freed), and the search runs on it: no
-    // thread to start, and none to hand the search to and wait for. (Failing, the search
-    // starts a pool of its own.)
-    let _one_thread = (args.threads == Some(1))
-        .then(|| rayon::ThreadPoolBuilder::new().num_threads(1).use_current_thread().build());
     // The answer's way out is checked before any work: a closed stdout fails now.
     let stdout = Stdout::open();
     if let Err(e) = &stdout {
         let _ = writeln!(stderr, "error: cannot write to stdout: {e}");
         return ExitCode::from(1);
     }
+    // `--threads 1`: this thread becomes the only thread of a pool, kept until the process
+    // ends (a pool made of the calling thread is never freed), and the search runs on it: no
+    // thread to start, and none to hand the search to and wait for. (Failing, the search
+    // starts a pool of its own.)
+    let _one_thread = (args.threads == Some(1))
+        .then(|| rayon::ThreadPoolBuilder::new().num_threads(1).use_current_thread().build());
     match run(&args) {
         Ok(out) => deliver(stdout, out.as_bytes()),
         Err((code, msg)) => {

@@ -25,18 +25,14 @@ const ELEMENT_AHEAD: usize = 8;
 /// take it to 3/4, see [`CountSet::fill_shared`]).
 const INLINE_SLOTS_PER_KEY: usize = 2;
 
-/// Table slots (element numbers) a key in the dense layout: load at most 1/2 in a table of
-/// up to [`DENSE_SMALL_SLOTS`] slots or of [`DENSE_LARGE_SLOTS`] and more, 1/4 in between.
-/// Within the caches, clearing fewer slots every depth pays more than the collisions cost
-/// (public 3x3 cases: 2-3% fewer instructions). Past a core's cache and before memory, a
-/// collision costs a miss on another key's element. In a table far past the caches every
-/// probe misses anyway: there the smaller table (half the pages to fault, clear and map)
-/// pays more.
-const DENSE_SLOTS_PER_KEY: usize = 2;
-
-/// The largest dense table kept at load up to 1/2 among the small ones (256 KiB of element
-/// numbers).
-const DENSE_SMALL_SLOTS: usize = 1 << 16;
+/// Table slots (element numbers) a key in the dense layout: load at most 1/4 in a table of
+/// fewer than [`DENSE_LARGE_SLOTS`] slots, 1/2 from there. Within a core's caches, a key whose
+/// probe does not end at its first slot costs a mispredicted branch (the probe loop's exit),
+/// and the fewer collisions pay more than clearing twice the slots every depth does. Past a
+/// core's cache and before memory, a collision also costs a miss on another key's element. In
+/// a table far past the caches every probe misses anyway: there the smaller table (half the
+/// pages to fault, clear and map) pays more.
+const DENSE_SLOTS_PER_KEY: usize = 4;
 
 /// The smallest dense table kept at load up to 1/2 again (16 MiB of element numbers).
 const DENSE_LARGE_SLOTS: usize = 1 << 22;
@@ -200,10 +196,10 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     fn max_keys(slots: usize) -> usize {
         if Self::INLINE {
             slots / INLINE_SLOTS_PER_KEY
-        } else if slots <= DENSE_SMALL_SLOTS || slots >= DENSE_LARGE_SLOTS {
-            slots / DENSE_SLOTS_PER_KEY
+        } else if slots >= DENSE_LARGE_SLOTS {
+            slots / (DENSE_SLOTS_PER_KEY / 2)
         } else {
-            slots / (2 * DENSE_SLOTS_PER_KEY)
+            slots / DENSE_SLOTS_PER_KEY
         }
     }
 
@@ -841,16 +837,19 @@ mod tests {
     }
 
     #[test]
-    fn dense_tables_grow_past_the_small_size() {
-        // Made small (load up to 1/2), grown one key at a time far past `DENSE_SMALL_SLOTS`
-        // (load up to 1/4 there), then made large at once.
+    fn dense_tables_grow_one_key_at_a_time() {
+        // Made small, grown one key at a time (load up to 1/4 all the way), then made large
+        // at once.
         let mut set = CountSet::<u32, [u32; 4]>::new(0);
         for round in 0..2u32 {
             for k in 0..100_000u32 {
                 set.insert(k.wrapping_mul(0x9E37_79B9), &[k, round, 1, 0]);
+                if k < 1000 {
+                    assert!(set.len() * 4 <= set.capacity(), "{k}");
+                }
             }
             assert_eq!(set.len(), 100_000);
-            assert!(set.capacity() > DENSE_SMALL_SLOTS && set.len() * 4 <= set.capacity());
+            assert!(set.capacity() > 1 << 16 && set.len() * 4 <= set.capacity());
         }
         for k in (0..100_000u32).step_by(997) {
             assert_eq!(set.get(&k.wrapping_mul(0x9E37_79B9)), Some([2 * k, 1, 2, 0]));

@@ -95,14 +95,14 @@ pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
 ///   and a present one are merged the same way.
 /// * **dense** (larger counts, lanes, or slots of other sizes): the slots are dense, in
 ///   insertion order, and the table is a power-of-two array of `u32` element numbers (0:
-///   empty), probed linearly at load at most 1/2 (1/4 from 2^16 to 2^22 slots, where a
-///   collision is a cache miss that a hit would not be; far past the caches every probe
-///   misses anyway, and a smaller table is fewer pages to fault and clear). Large
-///   slots would make an inline table several times larger than the keys it holds, and
-///   clearing it between depths would cost more than the second cache miss (the key's
-///   element after its table slot) saves. Element 0 is the probe's sentinel: an insert
-///   writes its key there first, so an empty slot and the key's own slot end the probe on one
-///   comparison.
+///   empty), probed linearly at load at most 1/4 below 2^22 slots (a collision costs a
+///   mispredicted branch, and past a core's cache a miss that a hit would not), 1/2 from
+///   there (far past the caches every probe misses anyway, and a smaller table is fewer
+///   pages to fault and clear). Large slots would make an inline table several times
+///   larger than the keys it holds, and clearing it between depths would cost more than the
+///   second cache miss (the key's element after its table slot) saves. Element 0 is the
+///   probe's sentinel: an insert writes its key there first, so an empty slot and the key's
+///   own slot end the probe on one comparison.
 ///
 /// In all three, the key is stored with its bits inverted, so that an all-zero slot is an
 /// empty one: the key with all bits set cannot be stored (inserting it panics).
@@ -501,7 +501,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
                 slot.count = slot.count.merge(counts(item));
             } else {
                 // Probe until the key's slot or an empty one (whose element 0 holds the key):
-                // the first slot, mostly (load <= 1/2, or 1/4 in a table past the caches).
+                // the first slot, mostly (load <= 1/4, or 1/2 in the largest tables).
                 slots[0].stored = s;
                 while slots[table[i] as usize].stored != s {
                     i = (i + 1) & mask;

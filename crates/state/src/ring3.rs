@@ -2,7 +2,8 @@
 
 use tables::captures::{MOVE_COUNT, NUM_PATTERNS};
 use tables::ring3::{
-    last_at, moves_at, value, HASH, LAST, LOW_BITS, MOVES, MOVES_AT, RING_CELL, RING_MASK, SET_POSITIONS,
+    entry_at, moves_of, value, HASH, LAST, LOW_BITS, MOVES_AT, MOVE_LIST, MOVE_START, RING_CELL, RING_MASK,
+    SET_POSITIONS,
 };
 
 use crate::canon::{reverse_ring, Canon3, ROTATE};
@@ -66,17 +67,17 @@ impl<B: Canon3> Ring3<B> {
         let mut m = 0;
         for c in 0..4 {
             let p = 2 * c;
-            out[m] = s.wrapping_add(MOVES[moves_at(p, self.pattern_by::<GATHER>(s, p))]);
+            out[m] = s.wrapping_add(moves_of(p, self.pattern_by::<GATHER>(s, p))[0]);
             m += empty(p);
             let p = 2 * c + 1;
             let x = self.pattern_by::<GATHER>(s, p);
-            let d: &[u32; 4] = MOVES[moves_at(p, x)..][..4].try_into().expect("4 deltas");
+            let d: &[u32; 4] = moves_of(p, x)[..4].try_into().expect("4 deltas");
             let w: &mut [u32; 4] = (&mut out[m..m + 4]).try_into().expect("4 lanes");
             *w = std::array::from_fn(|i| s.wrapping_add(d[i]));
             m += MOVE_COUNT[x] as usize * empty(p);
         }
         let x = self.pattern_by::<GATHER>(s, 8);
-        let d: &[u32; 12] = MOVES[moves_at(8, x)..][..12].try_into().expect("12 deltas");
+        let d: &[u32; 12] = moves_of(8, x)[..12].try_into().expect("12 deltas");
         let w: &mut [u32; 12] = (&mut out[m..m + 12]).try_into().expect("12 lanes");
         *w = std::array::from_fn(|i| s.wrapping_add(d[i]));
         m + MOVE_COUNT[x] as usize * empty(8)
@@ -106,7 +107,7 @@ impl<B: Canon3> Ring3<B> {
     /// with no branch that depends on a board: first the empty positions of every board are
     /// listed (a table lookup by the board's empty cells, a 16-byte store, the list advancing
     /// by their number), then each listed position's moves are stored, twelve deltas read from
-    /// [`MOVES`] whatever the position (the write position advancing by its move count). A
+    /// [`MOVE_LIST`] whatever the position (the write position advancing by its move count). A
     /// loop over each board's empty cells would end at a different count each time.
     #[inline(always)]
     fn successors_of_many_gathered(
@@ -127,8 +128,8 @@ impl<B: Canon3> Ring3<B> {
             let (s, tag) = (keys[o as usize], tags[o as usize]);
             let at = &MOVES_AT[p as usize & 15];
             let x = self.backend.gather(s, at.mask) & (NUM_PATTERNS - 1);
-            let start = at.base as usize + x * at.stride as usize;
-            let d: &[u32; 12] = MOVES[start..start + 12].try_into().expect("12 deltas");
+            let start = MOVE_START[at.base as usize + x] as usize;
+            let d: &[u32; 12] = MOVE_LIST[start..start + 12].try_into().expect("12 deltas");
             let w: &mut [u32; 12] = (&mut out[m..m + 12]).try_into().expect("12 lanes");
             *w = std::array::from_fn(|i| s.wrapping_add(d[i]));
             let f: &mut [u32; 12] = (&mut from[m..m + 12]).try_into().expect("12 lanes");
@@ -156,7 +157,7 @@ impl<B: Canon3> Ring3<B> {
         for (&p, &o) in cell.iter().zip(owner) {
             let o = o as usize & (MANY - 1);
             let x = self.backend.gather(keys[o], MOVES_AT[p as usize & 15].mask) & (NUM_PATTERNS - 1);
-            let entry = &LAST[last_at(p as usize, x)];
+            let entry = &LAST[entry_at(p as usize, x)];
             moves[o] += MOVE_COUNT[x] as u32;
             let sum = &mut out[o];
             for g in 0..8 {
@@ -187,7 +188,7 @@ impl<B: Canon3> Ring3<B> {
         for p in 0..9 {
             if value(s, p) == 0 {
                 let x = self.pattern_by::<GATHER>(s, p);
-                add(x, &LAST[last_at(p, x)]);
+                add(x, &LAST[entry_at(p, x)]);
             }
         }
         let h = self.hashes(s);
@@ -254,7 +255,7 @@ impl<B: Canon3> Rules for Ring3<B> {
         for p in 0..9 {
             if value(s, p) == 0 {
                 let x = self.pattern(s, p);
-                for &d in &MOVES[moves_at(p, x)..][..MOVE_COUNT[x] as usize] {
+                for &d in &moves_of(p, x)[..MOVE_COUNT[x] as usize] {
                     f(s.wrapping_add(d));
                 }
             }

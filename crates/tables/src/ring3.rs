@@ -197,72 +197,121 @@ const fn move_delta_of(p: usize, x: usize, m: crate::captures::Placement) -> u32
     d
 }
 
-/// Where one position's moves are in [`MOVES`]: its pattern mask ([`PATTERN_MASK`]), the
-/// index of its pattern 0's first delta, and the deltas kept for each pattern.
+/// Where one position's moves are: its pattern mask ([`PATTERN_MASK`]), and the index of its
+/// pattern 0 in [`MOVE_START`] ([`ENTRY_BASE`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C, align(16))]
+#[repr(C, align(8))]
 pub struct MovesAt {
     /// [`PATTERN_MASK`] of the position.
     pub mask: u32,
-    /// Index in [`MOVES`] of the first delta of pattern 0.
+    /// Index in [`MOVE_START`] of the position's pattern 0.
     pub base: u32,
-    /// Deltas kept for each pattern: 1 for a corner, 4 for an edge, 12 for the centre.
-    pub stride: u32,
 }
 
-/// Deltas kept per pattern of each position: every move of a corner (1), an edge (4), the
-/// centre (11, padded to 12).
-pub const STRIDE: [u32; 9] = [1, 4, 1, 4, 1, 4, 1, 4, 12];
-
-/// Index in [`MOVES`] of each position's pattern 0 (and, at 9, the length of the tables).
-pub const MOVES_BASE: [u32; 10] = {
+/// Index of each position's pattern 0 in the tables with one entry a (position, pattern),
+/// [`MOVE_START`] and [`LAST`] (and, at 9, their length).
+pub const ENTRY_BASE: [u32; 10] = {
     let mut b = [0u32; 10];
     let mut p = 0;
     while p < 9 {
-        b[p + 1] = b[p] + (STRIDE[p] << (3 * DEGREE[p] as u32));
+        b[p + 1] = b[p] + (1 << (3 * DEGREE[p] as u32));
         p += 1;
     }
     b
 };
 
-/// Index in [`MOVES`] of the first move of position `p` with pattern `x`.
-pub const fn moves_at(p: usize, x: usize) -> usize {
-    (MOVES_BASE[p] + x as u32 * STRIDE[p]) as usize
+/// Index of position `p` with pattern `x` in [`MOVE_START`] and [`LAST`].
+pub const fn entry_at(p: usize, x: usize) -> usize {
+    ENTRY_BASE[p] as usize + x
 }
 
-/// The move deltas of every (position, pattern), in one array: position `p` with pattern `x`
-/// has `MOVE_COUNT[x]` moves (in [`placements`] order), each a `u32` to add (wrapping) to the
-/// packed board, from index [`moves_at`]`(p, x)`; a corner has exactly one. Twelve deltas can
-/// be read from any such index (the array is padded at the end): a generator may read and
-/// store twelve whatever the position, and keep the first `MOVE_COUNT[x]`.
-#[allow(long_running_const_eval)]
-pub static MOVES: [u32; MOVES_BASE[9] as usize + 12] = {
-    let mut t = [0u32; MOVES_BASE[9] as usize + 12];
+/// The move deltas, compact: position `p`'s lone move with no capture (the die 1 placed) at
+/// index `p`, shared by every pattern without one, then the moves of each (position, pattern)
+/// with a capture, in their order. With [`MOVE_START`], a sixth of the size of a table with
+/// room for every pattern's moves (the centre's eleven for each of 4 096 patterns), so that
+/// both stay in a core's nearest caches beside the frontier.
+const MOVE_TABLES: ([u16; ENTRY_BASE[9] as usize], [u32; MOVE_LIST_LEN + 12]) = {
+    let mut start = [0u16; ENTRY_BASE[9] as usize];
+    let mut list = [0u32; MOVE_LIST_LEN + 12];
     let mut p = 0;
+    while p < 9 {
+        list[p] = 1 << (3 * p);
+        p += 1;
+    }
+    let mut len = 9;
+    p = 0;
     while p < 9 {
         let mut x = 0;
         while x < 1 << (3 * DEGREE[p] as usize) {
-            let list = placements(x);
-            assert!(list.len as u32 <= STRIDE[p]);
-            let mut i = 0;
-            while i < list.len as usize {
-                t[moves_at(p, x) + i] = move_delta_of(p, x, list.list[i]);
-                i += 1;
+            let moves = placements(x);
+            if moves.list[0].captured == 0 {
+                // No capture: one move, the die 1 placed.
+                assert!(moves.len == 1 && moves.list[0].die == 1);
+                start[entry_at(p, x)] = p as u16;
+            } else {
+                start[entry_at(p, x)] = len as u16;
+                let mut i = 0;
+                while i < moves.len as usize {
+                    list[len] = move_delta_of(p, x, moves.list[i]);
+                    len += 1;
+                    i += 1;
+                }
             }
             x += 1;
         }
         p += 1;
     }
-    t
+    assert!(len == MOVE_LIST_LEN);
+    (start, list)
 };
+
+/// How many deltas [`MOVE_LIST`] holds (below its padding): the 9 moves without capture and
+/// the moves of every (position, pattern) with a capture.
+const MOVE_LIST_LEN: usize = {
+    let mut len = 9;
+    let mut p = 0;
+    while p < 9 {
+        let mut x = 0;
+        while x < 1 << (3 * DEGREE[p] as usize) {
+            let moves = placements(x);
+            if moves.list[0].captured != 0 {
+                len += moves.len as usize;
+            }
+            x += 1;
+        }
+        p += 1;
+    }
+    assert!(len + 12 <= u16::MAX as usize);
+    len
+};
+
+/// Where the moves of each (position `p`, pattern `x`) start in [`MOVE_LIST`], at
+/// [`entry_at`]`(p, x)`.
+#[allow(long_running_const_eval)]
+pub static MOVE_START: [u16; ENTRY_BASE[9] as usize] = MOVE_TABLES.0;
+
+/// The move deltas (see `MOVE_TABLES`): position `p` with pattern `x` has `MOVE_COUNT[x]`
+/// moves (in [`placements`] order), each a `u32` to add (wrapping) to the packed board, from
+/// index `MOVE_START[entry_at(p, x)]` ([`moves_of`]); a corner has exactly one. Twelve deltas
+/// can be read from any such index (the table is padded at the end): a generator may read and
+/// store twelve whatever the position, and keep the first `MOVE_COUNT[x]`.
+#[allow(long_running_const_eval)]
+pub static MOVE_LIST: [u32; MOVE_LIST_LEN + 12] = MOVE_TABLES.1;
+
+/// The moves of position `p` with pattern `x`, and more: the first `MOVE_COUNT[x]` of them
+/// are its moves, and at least twelve can be read.
+#[inline(always)]
+pub fn moves_of(p: usize, x: usize) -> &'static [u32] {
+    &MOVE_LIST[MOVE_START[entry_at(p, x)] as usize..]
+}
 
 /// [`MovesAt`] of each position (entries 9 to 15 are unused: an index masked to 4 bits
 /// needs no bounds check).
 pub static MOVES_AT: [MovesAt; 16] = {
-    let mut t = [MovesAt { mask: 0, base: 0, stride: 0 }; 16];
+    let mut t = [MovesAt { mask: 0, base: 0 }; 16];
     let mut p = 0;
     while p < 9 {
-        t[p] = MovesAt { mask: PATTERN_MASK[p], base: MOVES_BASE[p], stride: STRIDE[p] };
+        t[p] = MovesAt { mask: PATTERN_MASK[p], base: ENTRY_BASE[p] };
         p += 1;
     }
     t
@@ -307,37 +356,20 @@ const fn last_entry(p: usize, x: usize) -> [u32; 8] {
     out
 }
 
-/// Index in [`LAST`] of each position's pattern 0 (and, at 9, the length of the table):
-/// one entry a pattern.
-pub const LAST_BASE: [u32; 10] = {
-    let mut b = [0u32; 10];
-    let mut p = 0;
-    while p < 9 {
-        b[p + 1] = b[p] + (1 << (3 * DEGREE[p] as u32));
-        p += 1;
-    }
-    b
-};
-
-/// Index in [`LAST`] of position `p` with pattern `x`.
-pub const fn last_at(p: usize, x: usize) -> usize {
-    LAST_BASE[p] as usize + x
-}
-
-/// The last-depth table: for every (position `p`, pattern `x`), at [`last_at`]`(p, x)`, the
+/// The last-depth table: for every (position `p`, pattern `x`), at [`entry_at`]`(p, x)`, the
 /// sum over its moves of the change of the 8 transformed hashes. A board's successors
-/// through position `p` add up to `moves * hashes(board) + LAST[last_at(p, x)]` without
+/// through position `p` add up to `moves * hashes(board) + LAST[entry_at(p, x)]` without
 /// being generated.
 // About 6 400 entries of 8 lanes, each a sum over up to 11 moves: long for the const
 // evaluator, not endless.
 #[allow(long_running_const_eval)]
-pub static LAST: [[u32; 8]; LAST_BASE[9] as usize] = {
-    let mut t = [[0u32; 8]; LAST_BASE[9] as usize];
+pub static LAST: [[u32; 8]; ENTRY_BASE[9] as usize] = {
+    let mut t = [[0u32; 8]; ENTRY_BASE[9] as usize];
     let mut p = 0;
     while p < 9 {
         let mut x = 0;
         while x < 1 << (3 * DEGREE[p] as usize) {
-            t[last_at(p, x)] = last_entry(p, x);
+            t[entry_at(p, x)] = last_entry(p, x);
             x += 1;
         }
         p += 1;
@@ -456,13 +488,34 @@ mod tests {
                 let x = pattern(s, p);
                 let want: Vec<u32> =
                     placements_slow(x).iter().map(|m| apply_slow(s, p, m.captured, m.die)).collect();
-                let got = MOVES[moves_at(p, x)..][..want.len()].to_vec();
+                let got = moves_of(p, x)[..want.len()].to_vec();
                 if p.is_multiple_of(2) && p < 8 {
                     assert_eq!(want.len(), 1, "a corner has one move");
                 }
                 assert_eq!(PLACEMENTS[x].len as usize, want.len());
                 let got: Vec<u32> = got.iter().map(|&d| s.wrapping_add(d)).collect();
                 assert_eq!(got, want, "board {s:o} position {p}");
+            }
+        }
+    }
+
+    /// Every (position, pattern) of dice, not only those of random boards: the board with
+    /// those neighbours around the empty position, and no other die.
+    #[test]
+    fn compact_move_table_holds_every_pattern() {
+        for p in 0..9 {
+            for x in 0..1usize << (3 * DEGREE[p]) {
+                if (0..DEGREE[p] as usize).any(|k| x >> (3 * k) & 7 == 7) {
+                    continue;
+                }
+                let s = (0..DEGREE[p] as usize)
+                    .fold(0u32, |s, k| s | ((x >> (3 * k) & 7) as u32) << (3 * NEIGHBOURS[p][k] as usize));
+                assert_eq!(pattern(s, p), x);
+                let want: Vec<u32> =
+                    placements_slow(x).iter().map(|m| apply_slow(s, p, m.captured, m.die)).collect();
+                let got: Vec<u32> = moves_of(p, x)[..want.len()].iter().map(|&d| s.wrapping_add(d)).collect();
+                assert_eq!(got, want, "position {p} pattern {x:#o}");
+                assert!(moves_of(p, x).len() >= 12);
             }
         }
     }
@@ -475,7 +528,7 @@ mod tests {
                     continue;
                 }
                 let x = pattern(s, p);
-                let entry = LAST[last_at(p, x)];
+                let entry = LAST[entry_at(p, x)];
                 for g in 0..8 {
                     let want = placements_slow(x).iter().fold(0u32, |acc, m| {
                         let t = apply_slow(s, p, m.captured, m.die);

@@ -890,6 +890,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         }
         if self.budget.must_evict(self.cur.bytes() as u64) {
             // The estimate fell short: the memory home alone passes the limit; it goes to disk.
+            // Its positions' hashes join the sum kept for the partitions there, which is all
+            // that the depth's answer (and a last depth's, counting boards) reads of them.
+            self.away_sum = self.frontier_hashes();
             let place = self.storage.place(stats.depth)?;
             let written = home::write_home(&self.cur, self.bits, &place, false)?;
             self.io.1 += written.iter().map(|p| p.bytes).sum::<u64>();

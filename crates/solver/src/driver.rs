@@ -1298,8 +1298,8 @@ fn fits_cache(len: usize, bytes: usize, threads: usize) -> bool {
 }
 
 /// The bytes a position takes in a frontier's set, typically: 3 table slots in the inline
-/// layout (load 1/4 to 1/2), or its dense slot and 6 `u32` table slots (load 1/8 to 1/4, or 1/4 to 1/2 in the
-/// largest tables).
+/// layout (load 1/4 to 1/2), or its dense slot and 6 `u32` table slots (load 1/8 to 1/4, or
+/// 1/4 to 1/2 in the largest tables).
 fn position_bytes<K: PackedKey, C: Tally>() -> usize {
     let slot = CountSet::<K, C>::SLOT_BYTES;
     if frontier::CountSet::<K, C>::INLINE {

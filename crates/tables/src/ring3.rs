@@ -230,6 +230,7 @@ pub const fn entry_at(p: usize, x: usize) -> usize {
 /// with a capture, in their order. With [`MOVE_START`], a sixth of the size of a table with
 /// room for every pattern's moves (the centre's eleven for each of 4 096 patterns), so that
 /// both stay in a core's nearest caches beside the frontier.
+#[allow(long_running_const_eval)]
 const MOVE_TABLES: ([u16; ENTRY_BASE[9] as usize], [u32; MOVE_LIST_LEN + 12]) = {
     let mut start = [0u16; ENTRY_BASE[9] as usize];
     let mut list = [0u32; MOVE_LIST_LEN + 12];
@@ -243,15 +244,14 @@ const MOVE_TABLES: ([u16; ENTRY_BASE[9] as usize], [u32; MOVE_LIST_LEN + 12]) = 
     while p < 9 {
         let mut x = 0;
         while x < 1 << (3 * DEGREE[p] as usize) {
-            let moves = placements(x);
-            if moves.list[0].captured == 0 {
-                // No capture: one move, the die 1 placed.
-                assert!(moves.len == 1 && moves.list[0].die == 1);
+            let kept = listed_moves(x);
+            if kept == 0 {
                 start[entry_at(p, x)] = p as u16;
             } else {
                 start[entry_at(p, x)] = len as u16;
+                let moves = placements(x);
                 let mut i = 0;
-                while i < moves.len as usize {
+                while i < kept {
                     list[len] = move_delta_of(p, x, moves.list[i]);
                     len += 1;
                     i += 1;
@@ -265,6 +265,18 @@ const MOVE_TABLES: ([u16; ENTRY_BASE[9] as usize], [u32; MOVE_LIST_LEN + 12]) = 
     (start, list)
 };
 
+/// The moves pattern `x` keeps in [`MOVE_LIST`] at each position: all of them when it has a
+/// capture, none when it has not (its one move, the die 1 placed, is the position's shared
+/// entry).
+const fn listed_moves(x: usize) -> usize {
+    let moves = placements(x);
+    if moves.list[0].captured != 0 {
+        return moves.len as usize;
+    }
+    assert!(moves.len == 1 && moves.list[0].die == 1);
+    0
+}
+
 /// How many deltas [`MOVE_LIST`] holds (below its padding): the 9 moves without capture and
 /// the moves of every (position, pattern) with a capture.
 const MOVE_LIST_LEN: usize = {
@@ -273,10 +285,7 @@ const MOVE_LIST_LEN: usize = {
     while p < 9 {
         let mut x = 0;
         while x < 1 << (3 * DEGREE[p] as usize) {
-            let moves = placements(x);
-            if moves.list[0].captured != 0 {
-                len += moves.len as usize;
-            }
+            len += listed_moves(x);
             x += 1;
         }
         p += 1;
@@ -287,7 +296,6 @@ const MOVE_LIST_LEN: usize = {
 
 /// Where the moves of each (position `p`, pattern `x`) start in [`MOVE_LIST`], at
 /// [`entry_at`]`(p, x)`.
-#[allow(long_running_const_eval)]
 pub static MOVE_START: [u16; ENTRY_BASE[9] as usize] = MOVE_TABLES.0;
 
 /// The move deltas (see `MOVE_TABLES`): position `p` with pattern `x` has `MOVE_COUNT[x]`
@@ -295,7 +303,6 @@ pub static MOVE_START: [u16; ENTRY_BASE[9] as usize] = MOVE_TABLES.0;
 /// index `MOVE_START[entry_at(p, x)]` ([`moves_of`]); a corner has exactly one. Twelve deltas
 /// can be read from any such index (the table is padded at the end): a generator may read and
 /// store twelve whatever the position, and keep the first `MOVE_COUNT[x]`.
-#[allow(long_running_const_eval)]
 pub static MOVE_LIST: [u32; MOVE_LIST_LEN + 12] = MOVE_TABLES.1;
 
 /// The moves of position `p` with pattern `x`, and more: the first `MOVE_COUNT[x]` of them

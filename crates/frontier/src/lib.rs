@@ -9,7 +9,7 @@
 //!   when a key is inserted again. Small counts share the table's slots with their keys (one
 //!   cache line an insert, prefetched from the key's hash; linear probing at load at most
 //!   1/2), and a `u32` key below 2^30 - 1 with a [`Count34`] shares one 64-bit word with it;
-//!   larger counts (lanes) are dense, in insertion order, behind a `u32` index table (load at
+//!   larger counts (lanes) are dense, in insertion order, behind an index table of `u16`s or `u32`s (load at
 //!   most 1/4, or 1/2 in the largest tables). Read back in slot order, whole or by ranges of slots.
 //! * [`SharedSet`] ([`CountSet::fill_shared`]): one set (of 4- or 8-byte keys) filled by
 //!   several threads at once, each inserting through its own [`Claim`], without a lock.

@@ -37,6 +37,47 @@ const DENSE_SLOTS_PER_KEY: usize = 4;
 /// The smallest dense table kept at load up to 1/2 again (16 MiB of element numbers).
 const DENSE_LARGE_SLOTS: usize = 1 << 22;
 
+/// The most elements a dense table numbers in `u16`s (element 0, the sentinel, is not
+/// counted): a table of fewer keys takes half the bytes, and a set within a core's caches
+/// leaves more of them to its elements.
+const NARROW_KEYS: usize = u16::MAX as usize;
+
+/// An element number of the dense layout's table: a `u16` in tables for at most
+/// [`NARROW_KEYS`] keys, else a `u32`. Sealed: only those two.
+trait ElementNumber: Pod + sealed::Sealed {
+    fn number(self) -> usize;
+    /// `e` as a number (it fits: the table is made for its elements).
+    fn of(e: usize) -> Self;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u16 {}
+    impl Sealed for u32 {}
+}
+
+impl ElementNumber for u16 {
+    #[inline(always)]
+    fn number(self) -> usize {
+        usize::from(self)
+    }
+    #[inline(always)]
+    fn of(e: usize) -> Self {
+        e as u16
+    }
+}
+
+impl ElementNumber for u32 {
+    #[inline(always)]
+    fn number(self) -> usize {
+        self as usize
+    }
+    #[inline(always)]
+    fn of(e: usize) -> Self {
+        e as u32
+    }
+}
+
 /// One slot of a [`CountSet`]'s table: empty, or a key with its counts.
 ///
 /// The key is stored with every bit inverted, so that an all-zero slot (what a fresh page of
@@ -94,8 +135,9 @@ pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
 ///   fresh map is an empty table, and an empty slot's counts are zero already, so a new key
 ///   and a present one are merged the same way.
 /// * **dense** (larger counts, lanes, or slots of other sizes): the slots are dense, in
-///   insertion order, and the table is a power-of-two array of `u32` element numbers (0:
-///   empty), probed linearly at load at most 1/4 below 2^22 slots (a collision costs a
+///   insertion order, and the table is a power-of-two array of element numbers (0: empty;
+///   `u16`s in a table for at most 65 535 keys, half the bytes to cache, else
+///   `u32`s), probed linearly at load at most 1/4 below 2^22 slots (a collision costs a
 ///   mispredicted branch, and past a core's cache a miss that a hit would not), 1/2 from
 ///   there (far past the caches every probe misses anyway, and a smaller table is fewer
 ///   pages to fault and clear). Large slots would make an inline table several times
@@ -120,8 +162,11 @@ pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
 pub struct CountSet<K: Pod + Eq, C: Tally> {
     /// Inline: the table. Dense: the elements, from element 1 (element 0 is the sentinel).
     slots: MmapArray<Slot<K, C>>,
-    /// Dense only: the table of element numbers.
+    /// Dense only: the table of element numbers, `u32`s, or two `u16`s a `u32` while the table
+    /// is `narrow`.
     index: MmapArray<u32>,
+    /// Dense only: the table's element numbers are `u16`s ([`NARROW_KEYS`]).
+    narrow: bool,
     /// Packed only: the table, one key and its count a word.
     words: MmapArray<u64>,
 
@@ -220,6 +265,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         CountSet {
             slots: MmapArray::zeroed(0),
             index: MmapArray::zeroed(0),
+            narrow: false,
             words: MmapArray::zeroed(0),
             // The bits of the smallest table, so that slot indices stay small while there is
             // none (a lookup finds no slot, a prefetch has nothing to fetch).
@@ -251,8 +297,25 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
             self.words.len()
         } else if Self::INLINE {
             self.slots.len()
+        } else if self.narrow {
+            self.index.len() * 2
         } else {
             self.index.len()
+        }
+    }
+
+    /// Dense: whether a table of `slots` slots numbers its elements in `u16`s.
+    #[inline(always)]
+    fn narrow_for(slots: usize) -> bool {
+        Self::max_keys(slots) <= NARROW_KEYS
+    }
+
+    /// Dense: the `u32`s that a table of `slots` slots takes.
+    fn index_words(slots: usize) -> usize {
+        if Self::narrow_for(slots) {
+            slots.div_ceil(2)
+        } else {
+            slots
         }
     }
 
@@ -302,7 +365,8 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         } else if Self::INLINE {
             self.slots.resize_zeroed_with(slots, zero);
         } else {
-            self.index.resize_zeroed_with(slots, zero);
+            self.index.resize_zeroed_with(Self::index_words(slots), zero);
+            self.narrow = Self::narrow_for(slots);
             // Element 0 is the sentinel.
             self.slots.resize_prefaulting(Self::max_keys(slots) + 1, keys + 1, zero);
         }
@@ -320,7 +384,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         } else if Self::INLINE {
             self.slots.prefault_into(slots, job);
         } else {
-            self.index.prefault_into(slots, job);
+            self.index.prefault_into(Self::index_words(slots), job);
             self.slots.prefault_into(keys + 1, job);
         }
     }
@@ -354,7 +418,8 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         } else if Self::INLINE {
             (self.slots.as_slice().as_ptr() as usize, std::mem::size_of::<Slot<K, C>>())
         } else {
-            (self.index.as_slice().as_ptr() as usize, std::mem::size_of::<u32>())
+            let size = if self.narrow { std::mem::size_of::<u16>() } else { std::mem::size_of::<u32>() };
+            (self.index.as_slice().as_ptr() as usize, size)
         };
         SlotView { base, size, shift: self.shift, bits: self.bits }
     }
@@ -449,11 +514,17 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         key: &impl Fn(&T) -> K,
         counts: &impl Fn(&T) -> C,
     ) {
+        if !Self::INLINE {
+            return if self.narrow {
+                self.insert_dense::<T, u16, PREFETCH>(piece, hash, key, counts)
+            } else {
+                self.insert_dense::<T, u32, PREFETCH>(piece, hash, key, counts)
+            };
+        }
         let (bits, shift) = (self.bits, self.shift);
         let slot = |h: u64| slot_of(h, shift, bits);
         let view = self.slot_view();
         let mask = self.capacity() - 1;
-        let table = self.index.as_mut_slice();
         let slots = self.slots.as_mut_slice();
         let words = self.words.as_mut_slice();
         let empty = K::zeroed();
@@ -461,17 +532,10 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         for (j, item) in piece.iter().enumerate() {
             if PREFETCH {
                 // The slot of the item `SLOT_AHEAD` places on: it arrives before that item
-                // goes in, and before the item `ELEMENT_AHEAD` places before it reads it.
+                // goes in.
                 if let Some(ahead) = piece.get(j + SLOT_AHEAD) {
                     view.prefetch_hash(hash(ahead));
                 }
-            }
-            if !Self::INLINE {
-                // The element a slot names is a second, dependent miss: fetch the one of an
-                // item a little ahead (the last item, near the end), whose slot has arrived
-                // (prefetched with its hash). No bounds check: a prefetch reads nothing.
-                let ahead = &piece[(j + ELEMENT_AHEAD).min(piece.len() - 1)];
-                prefetch(slots.as_ptr().wrapping_add(table[slot(hash(ahead))] as usize));
             }
             if Self::PACKED {
                 let s = Self::packed_key(key(item));
@@ -487,36 +551,70 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
             }
             let s = stored(key(item));
             let mut i = slot(hash(item));
-            if Self::INLINE {
-                // Probe until the key's slot or an empty one: the first slot, almost always
-                // (load <= 1/2).
-                while slots[i].stored != s && slots[i].stored != empty {
-                    i = (i + 1) & mask;
-                }
-                // Found or new, without a branch (which would be mispredicted for a good share
-                // of the inserts): an empty slot's counts are zero, so adding works for both.
-                let slot = &mut slots[i];
-                len += (slot.stored == empty) as usize;
-                slot.stored = s;
-                slot.count = slot.count.merge(counts(item));
-            } else {
-                // Probe until the key's slot or an empty one (whose element 0 holds the key):
-                // the first slot, mostly (load <= 1/4, or 1/2 in the largest tables).
-                slots[0].stored = s;
-                while slots[table[i] as usize].stored != s {
-                    i = (i + 1) & mask;
-                }
-                // Found or new, without a branch: a new key takes element `len + 1` and starts
-                // from zero counts. The piece fits, so that element is in bounds either way.
-                let found = table[i] as usize;
-                let fresh = found == 0;
-                let e = if fresh { len + 1 } else { found };
-                table[i] = e as u32;
-                let element = &mut slots[e];
-                element.stored = s;
-                element.count = element.count.merge_or_start(counts(item), fresh);
-                len += fresh as usize;
+            // Probe until the key's slot or an empty one: the first slot, almost always (load
+            // <= 1/2).
+            while slots[i].stored != s && slots[i].stored != empty {
+                i = (i + 1) & mask;
             }
+            // Found or new, without a branch (which would be mispredicted for a good share of
+            // the inserts): an empty slot's counts are zero, so adding works for both.
+            let slot = &mut slots[i];
+            len += (slot.stored == empty) as usize;
+            slot.stored = s;
+            slot.count = slot.count.merge(counts(item));
+        }
+        self.len = len;
+    }
+
+    /// [`CountSet::insert_piece`] in the dense layout, whose table holds element numbers of
+    /// type `E` (the set's: `u16` when `narrow`).
+    #[inline(always)]
+    fn insert_dense<T, E: ElementNumber, const PREFETCH: bool>(
+        &mut self,
+        piece: &[T],
+        hash: &impl Fn(&T) -> u64,
+        key: &impl Fn(&T) -> K,
+        counts: &impl Fn(&T) -> C,
+    ) {
+        let (bits, shift) = (self.bits, self.shift);
+        let slot = |h: u64| slot_of(h, shift, bits);
+        let view = self.slot_view();
+        let mask = self.capacity() - 1;
+        let table: &mut [E] = bytemuck::cast_slice_mut(self.index.as_mut_slice());
+        let slots = self.slots.as_mut_slice();
+        let mut len = self.len;
+        for (j, item) in piece.iter().enumerate() {
+            if PREFETCH {
+                // The slot of the item `SLOT_AHEAD` places on: it arrives before that item
+                // goes in, and before the item `ELEMENT_AHEAD` places before it reads it.
+                if let Some(ahead) = piece.get(j + SLOT_AHEAD) {
+                    view.prefetch_hash(hash(ahead));
+                }
+            }
+            // The element a slot names is a second, dependent miss: fetch the one of an item a
+            // little ahead (the last item, near the end), whose slot has arrived (prefetched
+            // with its hash). No bounds check: a prefetch reads nothing.
+            let ahead = &piece[(j + ELEMENT_AHEAD).min(piece.len() - 1)];
+            prefetch(slots.as_ptr().wrapping_add(table[slot(hash(ahead))].number()));
+            let s = stored(key(item));
+            let mut i = slot(hash(item));
+            // Probe until the key's slot or an empty one (whose element 0 holds the key): the
+            // first slot, mostly (load <= 1/4, or 1/2 in the largest tables).
+            slots[0].stored = s;
+            while slots[table[i].number()].stored != s {
+                i = (i + 1) & mask;
+            }
+            // Found or new, without a branch: a new key takes element `len + 1` and starts from
+            // zero counts. The piece fits, so that element is in bounds either way, and its
+            // number fits an `E`.
+            let found = table[i].number();
+            let fresh = found == 0;
+            let e = if fresh { len + 1 } else { found };
+            table[i] = E::of(e);
+            let element = &mut slots[e];
+            element.stored = s;
+            element.count = element.count.merge_or_start(counts(item), fresh);
+            len += fresh as usize;
         }
         self.len = len;
     }
@@ -537,9 +635,9 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
             let slot = if Self::INLINE {
                 &slots[i]
             } else {
-                match self.index.as_slice()[i] {
+                match self.element_at(i) {
                     0 => return None,
-                    e => &slots[e as usize],
+                    e => &slots[e],
                 }
             };
             if slot.is_empty() {
@@ -549,6 +647,16 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
                 return Some(slot.count);
             }
             i = (i + 1) & mask;
+        }
+    }
+
+    /// Dense: the element number in table slot `i`.
+    fn element_at(&self, i: usize) -> usize {
+        let words = self.index.as_slice();
+        if self.narrow {
+            bytemuck::cast_slice::<u32, u16>(words)[i].number()
+        } else {
+            words[i].number()
         }
     }
 
@@ -858,6 +966,42 @@ mod tests {
         assert!(set.is_empty() && set.capacity() >= 800_000);
         set.insert(5, &[1; 4]);
         assert_eq!((set.len(), set.get(&5)), (1, Some([1; 4])));
+    }
+
+    /// Dense tables for up to `NARROW_KEYS` keys number their elements in `u16`s, in half the
+    /// bytes; a set that grows past them numbers them in `u32`s from then on, every key kept.
+    #[test]
+    fn small_dense_tables_number_elements_in_u16s() {
+        type Dense = CountSet<u32, [u32; 4]>;
+        let mut set = Dense::new(0);
+        set.clear_for(1000);
+        assert!(set.narrow);
+        assert_eq!(
+            set.bytes(),
+            set.capacity() * 2 + set.slots.len() * std::mem::size_of::<Slot<u32, [u32; 4]>>()
+        );
+        let key = |k: u32| k.wrapping_mul(0x9E37_79B9);
+        let mut k = 0;
+        while set.narrow {
+            set.insert(key(k), &[k, 1, 0, 0]);
+            k += 1;
+            assert_eq!(set.len(), k as usize);
+        }
+        // The last narrow table held as many keys as it may, all numbered in `u16`s.
+        assert_eq!(Dense::max_keys(set.capacity() / 2) as u32, k - 1);
+        assert!((k - 1) as usize <= NARROW_KEYS && Dense::max_keys(set.capacity()) > NARROW_KEYS);
+        for j in 0..k + 40_000 {
+            set.insert(key(j), &[j, 1, 0, 0]);
+        }
+        for j in 0..k + 40_000 {
+            let twice = if j < k { 2 } else { 1 };
+            assert_eq!(set.get(&key(j)), Some([j * twice, twice, 0, 0]), "{j}");
+        }
+        // Cleared for few keys, the table is small and narrow again.
+        set.clear_for(100);
+        assert!(set.narrow && set.is_empty());
+        set.insert(key(7), &[1; 4]);
+        assert_eq!(set.get(&key(7)), Some([1; 4]));
     }
 
     /// A dense table past `DENSE_LARGE_SLOTS` is at load up to 1/2 again: made for 1.5 M keys,

@@ -129,8 +129,6 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     away: Away,
     /// Σ counts × hashes over `away` (computed as they were merged, for `--all-depths`).
     away_sum: W::Sum,
-    /// Distinct boards `away` stands for (with board counting).
-    away_boards: u64,
     /// The partition bits of the current depth.
     bits: u32,
     chunks: Vec<Chunk<R::Key, W::Sum>>,
@@ -254,7 +252,6 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             next: Frontier::new(0),
             away: Away::default(),
             away_sum: W::Sum::zero(),
-            away_boards: 0,
             bits: 0,
             chunks: Vec::new(),
             batches: Vec::new(),
@@ -882,7 +879,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         self.growth = states as f64 / total.max(1) as f64;
         self.fanout = records as f64 / total.max(1) as f64;
         std::mem::swap(&mut self.cur, &mut self.next);
-        (self.away, self.away_sum, self.away_boards, self.bits) = (away, away_sum, away_boards, plan.bits);
+        (self.away, self.away_sum, self.bits) = (away, away_sum, plan.bits);
         if !single {
             // The source's memory goes back before the next depth is planned (in memory alone,
             // it is kept for the next memory home, as its tables are reused).

@@ -9,8 +9,9 @@
 //!   when a key is inserted again. Small counts share the table's slots with their keys (one
 //!   cache line an insert, prefetched from the key's hash; linear probing at load at most
 //!   1/2), and a `u32` key below 2^30 - 1 with a [`Count34`] shares one 64-bit word with it;
-//!   larger counts (lanes) are dense, in insertion order, behind an index table of `u16`s or `u32`s (load at
-//!   most 1/4, or 1/2 in the largest tables). Read back in slot order, whole or by ranges of slots.
+//!   larger counts (lanes) are dense, in insertion order, behind an index table of `u16`s
+//!   (small tables) or `u32`s (load at most 1/4, or 1/2 in the largest tables). Read back in
+//!   slot order, whole or by ranges of slots.
 //! * [`SharedSet`] ([`CountSet::fill_shared`]): one set (of 4- or 8-byte keys) filled by
 //!   several threads at once, each inserting through its own [`Claim`], without a lock.
 //! * [`Frontier`]: `2^b` shards; a key's shard is the top `b` bits of its hash, so the shards

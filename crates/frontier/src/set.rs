@@ -45,6 +45,7 @@ const NARROW_KEYS: usize = u16::MAX as usize;
 /// An element number of the dense layout's table: a `u16` in tables for at most
 /// [`NARROW_KEYS`] keys, else a `u32`. Sealed: only those two.
 trait ElementNumber: Pod + sealed::Sealed {
+    /// The number, as an index of the elements.
     fn number(self) -> usize;
     /// `e` as a number (it fits: the table is made for its elements).
     fn of(e: usize) -> Self;

@@ -672,13 +672,14 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// threads with nothing to do, so one of them faults the pages the frontier would take
     /// after [`PREFAULT_DEPTHS`] more depths at the present growth (not past the run's last
     /// stored depth, and within a quarter of the memory limit), and the parallel depths find
-    /// them there. Only on a pool thread with company, for a frontier of
-    /// [`PREFAULT_MIN`] positions or more that grows.
+    /// them there. Only on a pool thread with company, for a frontier about to be parallel
+    /// ([`parallel_soon`]: [`PREFAULT_MIN`] positions or more, growing): the frontiers of many
+    /// boards with dice level off below [`PARALLEL_MIN`], and pages faulted for them are
+    /// never used, but cost the system's time to fault and unmap.
     fn prefault_ahead(&self, total: usize, depth: u32, target: u32) -> usize {
         let depths = target.saturating_sub(depth + 1).min(PREFAULT_DEPTHS);
         if depths == 0
-            || total < PREFAULT_MIN
-            || self.growth <= 1.0
+            || !parallel_soon(total as u64, self.growth)
             || rayon::current_thread_index().is_none()
             || rayon::current_num_threads() < 2
         {
@@ -1216,9 +1217,11 @@ const POOL_WORK_MIN: f64 = (1 << 18) as f64;
 /// public cases' all do): those runs never start the pool.
 const POOL_AHEAD_DEPTHS: i32 = 2;
 
-/// True when a frontier of `states` positions pre-faults ([`PREFAULT_MIN`] positions or
-/// more) and reaches [`PARALLEL_MIN`] within [`POOL_AHEAD_DEPTHS`] depths at `growth`
-/// ([`Search::pool_for_prefault`]).
+/// True when a frontier of `states` positions is large enough to pre-fault for
+/// ([`PREFAULT_MIN`] positions or more) and reaches [`PARALLEL_MIN`] within
+/// [`POOL_AHEAD_DEPTHS`] depths at `growth`: a serial depth that starts the lazy pool
+/// ([`Search::pool_for_prefault`]), and one whose idle pool thread pre-faults
+/// ([`Search::prefault_ahead`]).
 fn parallel_soon(states: u64, growth: f64) -> bool {
     states >= PREFAULT_MIN as u64 && states as f64 * growth.powi(POOL_AHEAD_DEPTHS) >= PARALLEL_MIN as f64
 }

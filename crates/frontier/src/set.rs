@@ -164,10 +164,8 @@ pub struct CountSet<K: Pod + Eq, C: Tally> {
     /// Inline: the table. Dense: the elements, from element 1 (element 0 is the sentinel).
     slots: MmapArray<Slot<K, C>>,
     /// Dense only: the table of element numbers, `u32`s, or two `u16`s a `u32` while the table
-    /// is `narrow`.
+    /// is narrow ([`CountSet::narrow`]).
     index: MmapArray<u32>,
-    /// Dense only: the table's element numbers are `u16`s ([`NARROW_KEYS`]).
-    narrow: bool,
     /// Packed only: the table, one key and its count a word.
     words: MmapArray<u64>,
 
@@ -266,7 +264,6 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         CountSet {
             slots: MmapArray::zeroed(0),
             index: MmapArray::zeroed(0),
-            narrow: false,
             words: MmapArray::zeroed(0),
             // The bits of the smallest table, so that slot indices stay small while there is
             // none (a lookup finds no slot, a prefetch has nothing to fetch).
@@ -298,7 +295,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
             self.words.len()
         } else if Self::INLINE {
             self.slots.len()
-        } else if self.narrow {
+        } else if self.narrow() {
             self.index.len() * 2
         } else {
             self.index.len()
@@ -309,6 +306,13 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     #[inline(always)]
     fn narrow_for(slots: usize) -> bool {
         Self::max_keys(slots) <= NARROW_KEYS
+    }
+
+    /// Dense: whether the table numbers its elements in `u16`s ([`NARROW_KEYS`]), from its
+    /// size (`bits`, set with the table).
+    #[inline(always)]
+    fn narrow(&self) -> bool {
+        Self::narrow_for(1 << self.bits)
     }
 
     /// Dense: the `u32`s that a table of `slots` slots takes.
@@ -367,7 +371,6 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
             self.slots.resize_zeroed_with(slots, zero);
         } else {
             self.index.resize_zeroed_with(Self::index_words(slots), zero);
-            self.narrow = Self::narrow_for(slots);
             // Element 0 is the sentinel.
             self.slots.resize_prefaulting(Self::max_keys(slots) + 1, keys + 1, zero);
         }
@@ -419,7 +422,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         } else if Self::INLINE {
             (self.slots.as_slice().as_ptr() as usize, std::mem::size_of::<Slot<K, C>>())
         } else {
-            let size = if self.narrow { std::mem::size_of::<u16>() } else { std::mem::size_of::<u32>() };
+            let size = if self.narrow() { std::mem::size_of::<u16>() } else { std::mem::size_of::<u32>() };
             (self.index.as_slice().as_ptr() as usize, size)
         };
         SlotView { base, size, shift: self.shift, bits: self.bits }
@@ -516,7 +519,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         counts: &impl Fn(&T) -> C,
     ) {
         if !Self::INLINE {
-            return if self.narrow {
+            return if self.narrow() {
                 self.insert_dense::<T, u16, PREFETCH>(piece, hash, key, counts)
             } else {
                 self.insert_dense::<T, u32, PREFETCH>(piece, hash, key, counts)
@@ -568,7 +571,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     }
 
     /// [`CountSet::insert_piece`] in the dense layout, whose table holds element numbers of
-    /// type `E` (the set's: `u16` when `narrow`).
+    /// type `E` (the set's: `u16` when [`CountSet::narrow`]).
     #[inline(always)]
     fn insert_dense<T, E: ElementNumber, const PREFETCH: bool>(
         &mut self,
@@ -654,7 +657,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// Dense: the element number in table slot `i`.
     fn element_at(&self, i: usize) -> usize {
         let words = self.index.as_slice();
-        if self.narrow {
+        if self.narrow() {
             bytemuck::cast_slice::<u32, u16>(words)[i].number()
         } else {
             words[i].number()
@@ -976,14 +979,14 @@ mod tests {
         type Dense = CountSet<u32, [u32; 4]>;
         let mut set = Dense::new(0);
         set.clear_for(1000);
-        assert!(set.narrow);
+        assert!(set.narrow());
         assert_eq!(
             set.bytes(),
             set.capacity() * 2 + set.slots.len() * std::mem::size_of::<Slot<u32, [u32; 4]>>()
         );
         let key = |k: u32| k.wrapping_mul(0x9E37_79B9);
         let mut k = 0;
-        while set.narrow {
+        while set.narrow() {
             set.insert(key(k), &[k, 1, 0, 0]);
             k += 1;
             assert_eq!(set.len(), k as usize);
@@ -1000,7 +1003,7 @@ mod tests {
         }
         // Cleared for few keys, the table is small and narrow again.
         set.clear_for(100);
-        assert!(set.narrow && set.is_empty());
+        assert!(set.narrow() && set.is_empty());
         set.insert(key(7), &[1; 4]);
         assert_eq!(set.get(&key(7)), Some([1; 4]));
     }

@@ -1299,7 +1299,7 @@ fn fits_cache(len: usize, bytes: usize, threads: usize) -> bool {
 
 /// The bytes a position takes in a frontier's set, typically: 3 table slots in the inline
 /// layout (load 1/4 to 1/2), or its dense slot and 6 `u32` table slots (load 1/8 to 1/4, or
-/// 1/4 to 1/2 in the largest tables).
+/// 1/4 to 1/2 in the largest tables; small tables' `u16` numbers take half that).
 fn position_bytes<K: PackedKey, C: Tally>() -> usize {
     let slot = CountSet::<K, C>::SLOT_BYTES;
     if frontier::CountSet::<K, C>::INLINE {

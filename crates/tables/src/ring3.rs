@@ -12,7 +12,7 @@
 //!   is the reversal of the eight positions followed by a rotation by one position, then
 //!   rotates by `2(t - 4)` positions.
 
-use crate::captures::{neighbour, placements, PATTERN_SUMS};
+use crate::captures::{neighbour, placements, Placements, PATTERN_SUMS};
 use crate::geometry::{compose_table, MAX_CELLS, MAX_SYMMETRIES};
 
 /// Row-major cell of each position (the ring clockwise from the top-left corner, then the centre).
@@ -244,12 +244,12 @@ const MOVE_TABLES: ([u16; ENTRY_BASE[9] as usize], [u32; MOVE_LIST_LEN + 12]) = 
     while p < 9 {
         let mut x = 0;
         while x < 1 << (3 * DEGREE[p] as usize) {
-            let kept = listed_moves(x);
+            let moves = placements(x);
+            let kept = listed_moves(&moves);
             if kept == 0 {
                 start[entry_at(p, x)] = p as u16;
             } else {
                 start[entry_at(p, x)] = len as u16;
-                let moves = placements(x);
                 let mut i = 0;
                 while i < kept {
                     list[len] = move_delta_of(p, x, moves.list[i]);
@@ -265,11 +265,10 @@ const MOVE_TABLES: ([u16; ENTRY_BASE[9] as usize], [u32; MOVE_LIST_LEN + 12]) = 
     (start, list)
 };
 
-/// The moves pattern `x` keeps in [`MOVE_LIST`] at each position: all of them when it has a
-/// capture, none when it has not (its one move, the die 1 placed, is the position's shared
-/// entry).
-const fn listed_moves(x: usize) -> usize {
-    let moves = placements(x);
+/// How many of a pattern's `moves` ([`placements`]) it keeps in [`MOVE_LIST`] at each
+/// position: all of them when it has a capture, none when it has not (its one move, the die 1
+/// placed, is the position's shared entry).
+const fn listed_moves(moves: &Placements) -> usize {
     if moves.list[0].captured != 0 {
         return moves.len as usize;
     }
@@ -285,7 +284,7 @@ const MOVE_LIST_LEN: usize = {
     while p < 9 {
         let mut x = 0;
         while x < 1 << (3 * DEGREE[p] as usize) {
-            len += listed_moves(x);
+            len += listed_moves(&placements(x));
             x += 1;
         }
         p += 1;

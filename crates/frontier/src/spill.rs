@@ -42,6 +42,99 @@ fn with_path(e: io::Error, what: &str, path: &Path) -> io::Error {
     io::Error::new(e.kind(), format!("{what} {}: {e}", path.display()))
 }
 
+/// Free space that writers leave on the file system they write to, for other programs. Past
+/// it, a write fails (`ErrorKind::StorageFull`, a message naming the file, the space free and
+/// the reserve) rather than filling the disk, where other programs' writes would fail too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DiskReserve {
+    /// No reserve: write until the disk is full.
+    None,
+    /// The larger of [`DiskReserve::STANDARD_MIN`] and 1/50 of the file system's size, at most
+    /// [`DiskReserve::STANDARD_MAX`].
+    #[default]
+    Standard,
+    /// This many bytes.
+    Bytes(u64),
+}
+
+impl DiskReserve {
+    /// The least a [`DiskReserve::Standard`] reserve keeps free: 1 GiB.
+    pub const STANDARD_MIN: u64 = 1 << 30;
+
+    /// The most a [`DiskReserve::Standard`] reserve keeps free: 16 GiB.
+    pub const STANDARD_MAX: u64 = 16 << 30;
+
+    /// Bytes to keep free on a file system of `size` bytes.
+    pub fn keep(self, size: u64) -> u64 {
+        match self {
+            DiskReserve::None => 0,
+            DiskReserve::Standard => (size / 50).clamp(Self::STANDARD_MIN, Self::STANDARD_MAX),
+            DiskReserve::Bytes(n) => n,
+        }
+    }
+
+    /// Checks that the file system holding `dir` has more than the reserve free (for the
+    /// file `path` about to grow there, which the message names). Unix only (elsewhere, and
+    /// where the system cannot say, it passes).
+    ///
+    /// # Errors
+    /// `ErrorKind::StorageFull` when the free space is at or below the reserve.
+    pub fn check(self, dir: &Path, path: &Path) -> io::Result<()> {
+        if self == DiskReserve::None {
+            return Ok(());
+        }
+        let Some((free, size)) = space(dir) else { return Ok(()) };
+        let keep = self.keep(size);
+        if free > keep {
+            return Ok(());
+        }
+        Err(io::Error::new(
+            io::ErrorKind::StorageFull,
+            format!(
+                "cannot write {}: its disk has {} free, and a run leaves {} free for other programs \
+                 (a larger memory limit keeps more in memory; a work directory or checkpoint on \
+                 another disk, or a smaller disk reserve, leaves room)",
+                path.display(),
+                gib(free),
+                gib(keep)
+            ),
+        ))
+    }
+}
+
+/// `bytes` in GiB, for a message.
+fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// The bytes free to an unprivileged writer and the size of the file system holding `dir`.
+#[cfg(unix)]
+fn space(dir: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `statvfs` (the struct) is plain C data, for which all-zero bytes are valid.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `dir` is a NUL-terminated string and `st` one struct on this stack frame, alive
+    // and not otherwise borrowed during the call, which writes only `st`.
+    if unsafe { libc::statvfs(dir.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    // (The field types differ between systems: `c_ulong` or `fsblkcnt_t`.)
+    #[allow(clippy::unnecessary_cast)]
+    let (unit, free, blocks) = (st.f_frsize as u64, st.f_bavail as u64, st.f_blocks as u64);
+    Some((free.saturating_mul(unit), blocks.saturating_mul(unit)))
+}
+
+#[cfg(not(unix))]
+fn space(_dir: &Path) -> Option<(u64, u64)> {
+    None
+}
+
+/// Bytes a [`RecordWriter`] writes between two checks of its [`DiskReserve`]: a system call
+/// a megabyte costs nothing beside the writing, and writers that each stop short of it are
+/// checked when they finish.
+const RESERVE_CHECK_BYTES: u64 = 1 << 20;
+
 /// Writes one record file.
 #[derive(Debug)]
 pub struct RecordWriter<K: Pod, C: Pod> {
@@ -51,6 +144,9 @@ pub struct RecordWriter<K: Pod, C: Pod> {
     cap: usize,
     sum: crc32fast::Hasher,
     records: u64,
+    /// The free space to leave, and bytes written since it was last checked.
+    reserve: DiskReserve,
+    unchecked: u64,
     _k: PhantomData<(K, C)>,
 }
 
@@ -87,8 +183,27 @@ impl<K: Pod, C: Pod> RecordWriter<K, C> {
             cap,
             sum: crc32fast::Hasher::new(),
             records: 0,
+            reserve: DiskReserve::None,
+            unchecked: 0,
             _k: PhantomData,
         })
+    }
+
+    /// The writer, leaving `reserve` free on its disk from now on: checked at once, and again
+    /// after every megabyte or so written.
+    ///
+    /// # Errors
+    /// When the disk has no more than the reserve free ([`DiskReserve::check`]).
+    pub fn keeping(mut self, reserve: DiskReserve) -> io::Result<Self> {
+        self.reserve = reserve;
+        self.check_reserve()?;
+        Ok(self)
+    }
+
+    fn check_reserve(&mut self) -> io::Result<()> {
+        self.unchecked = 0;
+        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        self.reserve.check(dir, &self.path)
     }
 
     /// Appends one record.
@@ -107,6 +222,10 @@ impl<K: Pod, C: Pod> RecordWriter<K, C> {
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        self.unchecked += self.buf.len() as u64;
+        if self.unchecked >= RESERVE_CHECK_BYTES && self.reserve != DiskReserve::None {
+            self.check_reserve()?;
+        }
         self.sum.update(&self.buf);
         self.file.write_all(&self.buf).map_err(|e| with_path(e, "cannot write", &self.path))?;
         self.buf.clear();
@@ -320,5 +439,50 @@ mod tests {
             assert_eq!(keys, (0..n).collect::<Vec<_>>());
         }
         d.close().unwrap();
+    }
+
+    #[test]
+    fn a_writer_stops_at_the_disk_reserve() {
+        let d = dir();
+        let p = d.path().join("r.rec");
+        // No reserve, or none to speak of: the file is written.
+        for reserve in [DiskReserve::None, DiskReserve::Bytes(0)] {
+            let mut w = RecordWriter::<u64, u64>::create(&p, 4096).unwrap().keeping(reserve).unwrap();
+            (0..200_000u64).for_each(|i| w.push(&i, &i).unwrap());
+            assert_eq!(w.finish(false).unwrap().records, 200_000);
+        }
+        // A reserve larger than any disk: refused at once, the message naming the file.
+        let e = RecordWriter::<u64, u64>::create(&p, 4096)
+            .unwrap()
+            .keeping(DiskReserve::Bytes(u64::MAX))
+            .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+        assert!(e.to_string().contains("r.rec") && e.to_string().contains("free"), "{e}");
+        // A reserve 4 MiB below the space free now: writing 64 MiB stops on the way, once
+        // about 4 MiB are written (the file system may count the pages written a little
+        // late).
+        #[cfg(unix)]
+        {
+            let (free, _) = space(d.path()).unwrap();
+            let mut w = RecordWriter::<u64, u64>::create(&p, 1 << 16)
+                .unwrap()
+                .keeping(DiskReserve::Bytes(free - (4 << 20)))
+                .unwrap();
+            let stopped = (0..4u64 << 20).find_map(|i| w.push(&i, &i).err().map(|e| (i, e)));
+            let (at, e) = stopped.expect("the writer stops before the disk's reserve");
+            assert_eq!(e.kind(), io::ErrorKind::StorageFull, "{e}");
+            assert!((2..32).contains(&((at * 16) >> 20)), "stopped after {} bytes", at * 16);
+        }
+        d.close().unwrap();
+    }
+
+    #[test]
+    fn the_standard_reserve_is_a_fiftieth_of_the_disk_within_bounds() {
+        let gib = 1u64 << 30;
+        assert_eq!(DiskReserve::Standard.keep(10 * gib), gib);
+        assert_eq!(DiskReserve::Standard.keep(250 * gib), 5 * gib);
+        assert_eq!(DiskReserve::Standard.keep(100_000 * gib), 16 * gib);
+        assert_eq!(DiskReserve::None.keep(250 * gib), 0);
+        assert_eq!(DiskReserve::Bytes(7).keep(250 * gib), 7);
     }
 }

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use clap::{Parser, ValueEnum};
 use serde::Serialize;
 
-use crate::{parse_bytes, solve_observed, Answer, DepthStats, Fill, Level, Options, Problem, MAX_THREADS};
+use crate::{
+    parse_bytes, solve_observed, Answer, DepthStats, DiskReserve, Fill, Level, Options, Problem, MAX_THREADS,
+};
 
 /// Exact enumerator of Cephalopod game positions: the sum, over every sequence of DEPTH moves
 /// from the given board (fewer when it fills), of the final board's hash, modulo 2^30.
@@ -66,6 +68,12 @@ pub struct Args {
     /// temporary directory]
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
+    /// Free space to leave on the disk that partitions (--work-dir) and checkpoints go to, for
+    /// other programs: a run that would write past it stops with an error instead of filling
+    /// the disk. A byte count as for --memory-limit; 0: write until the disk is full.
+    /// [default: the larger of 1G and 1/50 of the disk, at most 16G]
+    #[arg(long, value_name = "SIZE", value_parser = parse_reserve)]
+    pub disk_reserve: Option<u64>,
     /// Save every depth's frontier in DIR, a new or empty directory that becomes the run's own,
     /// so that a killed run can be resumed (partitions in memory are written out too).
     #[arg(long, value_name = "DIR")]
@@ -135,6 +143,14 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         return Err("the memory limit must be more than zero".into());
     }
     Ok(bytes)
+}
+
+/// Parses a disk reserve: a size as [`parse_size`] reads it, or 0 (none).
+pub fn parse_reserve(text: &str) -> Result<u64, String> {
+    if text.trim() == "0" {
+        return Ok(0);
+    }
+    parse_size(text)
 }
 
 /// Parses a thread count from 1 to [`MAX_THREADS`].
@@ -328,6 +344,11 @@ fn options(args: &Args) -> Options {
         count_boards: args.stats,
         memory_limit: args.memory_limit,
         work_dir: args.work_dir.clone(),
+        disk_reserve: match args.disk_reserve {
+            None => DiskReserve::Standard,
+            Some(0) => DiskReserve::None,
+            Some(n) => DiskReserve::Bytes(n),
+        },
         checkpoint: args.checkpoint.clone(),
         resume: args.resume.clone(),
     }
@@ -693,6 +714,8 @@ mod tests {
         assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
         assert_eq!(parse_size("4096"), Ok(4096));
         assert!(parse_size("0").is_err() && parse_size("12Q").is_err() && parse_size("-1M").is_err());
+        assert_eq!((parse_reserve("0"), parse_reserve("2G")), (Ok(0), Ok(2 << 30)));
+        assert!(parse_reserve("-1").is_err() && parse_reserve("lots").is_err());
         assert_eq!(parse_threads("1024"), Ok(1024));
         assert!(parse_threads("0").unwrap_err().contains("at least"));
         assert!(parse_threads("100000").unwrap_err().contains("at most 1024"));

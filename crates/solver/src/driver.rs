@@ -42,6 +42,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::Result;
+use frontier::spill::DiskReserve;
 use frontier::{CountSet, Frontier, Tally};
 use rayon::prelude::*;
 use state::{Counts, PackedKey, Rules};
@@ -87,6 +88,8 @@ pub(crate) struct Storage {
     pub checkpoint: Option<Checkpoint>,
     /// What a checkpoint must match.
     pub identity: Option<Identity>,
+    /// The free space the scratch files and the checkpoint leave on their disks.
+    pub reserve: DiskReserve,
 }
 
 impl Storage {
@@ -94,7 +97,7 @@ impl Storage {
     /// scratch directory's pool.
     fn place(&mut self, depth: u32) -> Result<Place> {
         if let Some(ck) = &self.checkpoint {
-            return Ok(Place::Dir(ck.depth_dir(depth)?));
+            return Ok(Place::Dir(ck.depth_dir(depth)?, self.reserve));
         }
         Ok(Place::Scratch(self.pool()?))
     }
@@ -102,7 +105,7 @@ impl Storage {
     /// The scratch directory's files (the directory made on first use).
     fn pool(&mut self) -> Result<Arc<Pool>> {
         if self.scratch.is_none() {
-            self.scratch = Some(Scratch::create(self.work_dir.as_deref())?);
+            self.scratch = Some(Scratch::create(self.work_dir.as_deref(), self.reserve)?);
         }
         Ok(self.scratch.as_ref().expect("made above").pool().clone())
     }
@@ -373,7 +376,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// depth `d` of a run to `target`, with the ended paths' sum `total`.
     fn commit(&mut self, d: u32, target: u32, total: &Counts) -> Result<()> {
         let Some(ck) = &mut self.storage.checkpoint else { return Ok(()) };
-        let place = Place::Dir(ck.depth_dir(d)?);
+        let place = Place::Dir(ck.depth_dir(d)?, self.storage.reserve);
         let mut parts = home::write_home(&self.cur, self.bits, &place, true)?;
         self.io.1 += parts.iter().map(|p| p.bytes).sum::<u64>();
         parts.extend(self.away.parts.iter().cloned());
@@ -937,7 +940,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         while self.merge_sets.len() < workers {
             self.merge_sets.push(Mutex::new(CountSet::new(0)));
         }
-        let sync = self.storage.checkpoint.is_some();
+        let (sync, reserve) = (self.storage.checkpoint.is_some(), place.reserve());
         // Distinct positions per record sent, as at the last depth.
         let distinct = (self.growth / self.fanout.max(1e-9)).clamp(0.01, 1.0);
         let sets = &self.merge_sets;
@@ -950,7 +953,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 let set = &mut *sets[mine].lock().unwrap_or_else(|e| e.into_inner());
                 let (mut sum, mut boards) = (W::Sum::zero(), 0u64);
                 let expect = (part.states as f64 * distinct * 1.1) as usize + 16;
-                let m = home::merge(part, set, expect, (&out, sync), &pool, |k, n| {
+                let m = home::merge(part, set, expect, (&out, sync, reserve), &pool, |k, n| {
                     weights.end(&mut sum, n, &rules.hashes(k));
                     if count_boards {
                         boards += weights.boards(rules, k, n);

@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytemuck::Pod;
-use frontier::spill::{RecordReader, RecordWriter, Written};
+use frontier::spill::{DiskReserve, RecordReader, RecordWriter, Written};
 use frontier::{key_hash, shard_of_hash, CountSet, Frontier, Tally};
 
 use crate::budget::{partition_of, Plan};
@@ -68,8 +68,9 @@ pub(crate) struct Scratch {
 }
 
 impl Scratch {
-    /// A fresh scratch directory in `work_dir` (the system's temporary directory if `None`).
-    pub(crate) fn create(work_dir: Option<&Path>) -> io::Result<Scratch> {
+    /// A fresh scratch directory in `work_dir` (the system's temporary directory if `None`),
+    /// whose files leave `reserve` free on its disk.
+    pub(crate) fn create(work_dir: Option<&Path>, reserve: DiskReserve) -> io::Result<Scratch> {
         // Called before any directory is made: a signal that comes while it is made finds the
         // watch in place (and the directory in `LIVE`, below).
         if let Some(first) = ON_FIRST.get() {
@@ -107,8 +108,12 @@ impl Scratch {
             }
             renamed.map_err(at("cannot create work directory", &path))?;
         }
-        let pool =
-            Arc::new(Pool { dir: path.clone(), free: Mutex::new(Vec::new()), made: AtomicUsize::new(0) });
+        let pool = Arc::new(Pool {
+            dir: path.clone(),
+            free: Mutex::new(Vec::new()),
+            made: AtomicUsize::new(0),
+            reserve,
+        });
         Ok(Scratch { dir: path, _lock: lock, pool })
     }
 
@@ -160,6 +165,8 @@ pub(crate) struct Pool {
     free: Mutex<Vec<PathBuf>>,
     /// Files named so far.
     made: AtomicUsize,
+    /// The free space its files leave on their disk.
+    reserve: DiskReserve,
 }
 
 impl Pool {
@@ -169,6 +176,11 @@ impl Pool {
         free.unwrap_or_else(|| {
             self.dir.join(format!("f-{:06}.rec", self.made.fetch_add(1, Ordering::Relaxed)))
         })
+    }
+
+    /// The free space its files leave on their disk.
+    pub(crate) fn reserve(&self) -> DiskReserve {
+        self.reserve
     }
 
     /// Takes back files that are no longer needed.
@@ -182,8 +194,9 @@ impl Pool {
 pub(crate) enum Place {
     /// The scratch directory's [`Pool`].
     Scratch(Arc<Pool>),
-    /// A directory of their own (a checkpoint's depth), one file a partition, named by it.
-    Dir(PathBuf),
+    /// A directory of their own (a checkpoint's depth), one file a partition, named by it,
+    /// leaving a reserve free on its disk.
+    Dir(PathBuf, DiskReserve),
 }
 
 impl Place {
@@ -191,7 +204,15 @@ impl Place {
     pub(crate) fn file(&self, q: usize) -> PathBuf {
         match self {
             Place::Scratch(pool) => pool.file(),
-            Place::Dir(dir) => part_file(dir, q),
+            Place::Dir(dir, _) => part_file(dir, q),
+        }
+    }
+
+    /// The free space its files leave on their disk.
+    pub(crate) fn reserve(&self) -> DiskReserve {
+        match self {
+            Place::Scratch(pool) => pool.reserve(),
+            Place::Dir(_, reserve) => *reserve,
         }
     }
 
@@ -200,7 +221,7 @@ impl Place {
         let files = parts.iter().flat_map(|p| &p.files);
         match self {
             Place::Scratch(pool) => pool.release(files),
-            Place::Dir(_) => {
+            Place::Dir(..) => {
                 for f in files {
                     std::fs::remove_file(f).map_err(at("cannot remove", f))?;
                 }
@@ -505,6 +526,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Sender<'_, K, C> {
                     self.outbox.pool.as_ref().expect("a plan that keeps partitions on disk has a pool");
                 let path = pool.file();
                 RecordWriter::create(&path, self.outbox.plan.write_buffer)
+                    .and_then(|w| w.keeping(pool.reserve()))
                     .and_then(|w| slot.insert((path, w)).1.push(key, counts))
             }
         };
@@ -589,19 +611,19 @@ pub(crate) struct Merged {
 
 /// Merges the successors sent to `part` into `set` (emptied first, sized for `expect` keys),
 /// calls `each` on every distinct position, writes them as one file `out` (synced when
-/// `sync`), and gives the files it read back to `pool`.
+/// `sync`, leaving `reserve` free on its disk), and gives the files it read back to `pool`.
 pub(crate) fn merge<K: Pod + Eq + Send + Sync, C: Tally>(
     part: Part,
     set: &mut CountSet<K, C>,
     expect: usize,
-    (out, sync): (&Path, bool),
+    (out, sync, reserve): (&Path, bool, DiskReserve),
     pool: &Pool,
     mut each: impl FnMut(K, &C),
 ) -> io::Result<Merged> {
     set.clear_for(expect);
     let read = load(&part, set)?;
     pool.release(&part.files);
-    let mut w = RecordWriter::<K, C>::create(out, 1 << 16)?;
+    let mut w = RecordWriter::<K, C>::create(out, 1 << 16)?.keeping(reserve)?;
     for (k, n) in set.iter() {
         w.push(&k, &n)?;
         each(k, &n);
@@ -633,7 +655,7 @@ pub(crate) fn write_home<K: Pod + Eq + Send + Sync, C: Tally>(
                 Some((_, w)) => w,
                 slot @ None => {
                     let path = place.file(q);
-                    let w = RecordWriter::create(&path, 1 << 16)?;
+                    let w = RecordWriter::create(&path, 1 << 16)?.keeping(place.reserve())?;
                     &mut slot.insert((path, w)).1
                 }
             };
@@ -672,14 +694,14 @@ mod tests {
         let work = work_tmp.path();
         std::fs::write(work.join("cephalopod-user-file"), "mine").unwrap();
         std::fs::create_dir(work.join("cephalopod-1-2")).unwrap(); // no lock file: not ours
-        let a = Scratch::create(Some(work)).unwrap();
+        let a = Scratch::create(Some(work), DiskReserve::None).unwrap();
         let kept = a.dir().to_path_buf();
         // A killed run's scratch: its lock file exists, nobody holds it.
         let dead = work.join("cephalopod-9yQ2xZ");
         std::fs::create_dir(&dead).unwrap();
         std::fs::write(dead.join(LOCK), "").unwrap();
         std::fs::write(dead.join("part-00000.rec"), "x").unwrap();
-        let b = Scratch::create(Some(work)).unwrap();
+        let b = Scratch::create(Some(work), DiskReserve::None).unwrap();
         assert!(!dead.exists(), "the killed run's scratch is removed");
         assert!(kept.exists(), "a live run's scratch is kept");
         assert!(work.join("cephalopod-user-file").exists() && work.join("cephalopod-1-2").exists());
@@ -714,7 +736,7 @@ mod tests {
         let more = made(".cephalopod-Mn78op", true);
         std::fs::write(more.join("notes"), "a user's").unwrap();
         let other = made(".cephalopod-x-y", true);
-        let s = Scratch::create(Some(work)).unwrap();
+        let s = Scratch::create(Some(work), DiskReserve::None).unwrap();
         assert!(!free.exists() && !bare.exists(), "the killed runs' scratch is removed");
         assert!(held.exists() && more.exists() && other.exists());
         drop(s);
@@ -727,7 +749,7 @@ mod tests {
         let d_tmp = dir("outbox");
         let d = d_tmp.path();
         let plan = Plan { bits: 2, resident: 1, write_buffer: 4096, records_in_flight: 0 };
-        let scratch = Scratch::create(Some(d)).unwrap();
+        let scratch = Scratch::create(Some(d), DiskReserve::None).unwrap();
         let outbox = Outbox::<u64, u64>::new(plan, Some(scratch.pool().clone()), Ranks::SOLO);
         let mut want = std::collections::HashMap::new();
         let mut sender = outbox.sender();
@@ -747,7 +769,7 @@ mod tests {
         for part in parts {
             let out = d.join(format!("merged-{}", part.index));
             let read = part.files.clone();
-            let m = merge(part, &mut set, 100, (&out, false), scratch.pool(), |k, n| {
+            let m = merge(part, &mut set, 100, (&out, false, DiskReserve::None), scratch.pool(), |k, n| {
                 got.insert(k, *n);
             })
             .unwrap();

@@ -56,6 +56,7 @@ pub use input::{parse, parse_bytes, InputError, Problem};
 pub const MAX_THREADS: usize = 1024;
 pub use cluster::{Cluster, InProcess, Solo};
 pub use fill::Fill;
+pub use frontier::spill::DiskReserve;
 use stats::Observer;
 pub use stats::{peak_memory, DepthStats, RankSpread, RankSummary};
 
@@ -103,6 +104,11 @@ pub struct Options {
     /// run in the same directory). The system's temporary directory by default. It does not
     /// put the frontier on disk by itself: the memory limit decides that.
     pub work_dir: Option<std::path::PathBuf>,
+    /// Free space that the files of partitions on disk and of a checkpoint leave on their
+    /// disk for other programs: a run that would write past it stops with an error (naming
+    /// the file, the space free and the reserve) instead of filling the disk. By default the
+    /// larger of 1 GiB and 1/50 of the disk, at most 16 GiB ([`DiskReserve`]).
+    pub disk_reserve: DiskReserve,
     /// Save every depth's frontier in this directory (new or empty: it becomes the run's
     /// own), atomically, so that a killed run can be resumed. The frontier's home does not
     /// change: partitions in memory are written out as well.
@@ -356,7 +362,11 @@ fn run_weighted<R: Rules, W: weights::Weights>(
             Ok(dir.to_path_buf())
         }
     };
-    let mut storage = driver::Storage { work_dir: options.work_dir.clone(), ..driver::Storage::default() };
+    let mut storage = driver::Storage {
+        work_dir: options.work_dir.clone(),
+        reserve: options.disk_reserve,
+        ..driver::Storage::default()
+    };
     let mut resume = None;
     match (&options.checkpoint, &options.resume) {
         (Some(c), Some(r)) if c != r => anyhow::bail!(

@@ -355,3 +355,36 @@ fn a_full_disk_ends_cleanly() {
     }
     dir_tmp.close().unwrap();
 }
+
+#[test]
+fn a_run_stops_at_the_disk_reserve() {
+    // A reserve larger than any disk: the first partition to go to disk (or the first depth
+    // of a checkpoint) stops the run, which says why; nothing is left in the work directory,
+    // and the checkpoint keeps only complete depths.
+    let dir_tmp = common::temp_dir("reserve");
+    let dir = dir_tmp.path();
+    let (work, ck) = (dir.join("work"), dir.join("ck"));
+    std::fs::create_dir_all(&work).unwrap();
+    let input = "12\n0 0 0 0\n0 0 0 0\n0 0 0 0\n0 0 0 0\n";
+    let work_arg = work.to_str().unwrap();
+    let huge = ["--disk-reserve", "1000000T"];
+    for extra in [&["--memory-limit", "1M"][..], &["--checkpoint", ck.to_str().unwrap()]] {
+        let args: Vec<&str> = [&["--work-dir", work_arg][..], &huge, extra].concat();
+        let (code, out, err) = solver(&args, input);
+        assert!(code == 1 && out.is_empty(), "{code} {out} {err}");
+        assert!(err.contains("free") && err.contains("cannot write") && err.contains(".rec"), "{err}");
+        assert!(entries(&work).is_empty(), "scratch files left: {:?}", entries(&work));
+    }
+    let current = format!("depth-{}", saved_depth(&ck));
+    for e in entries(&ck) {
+        assert!(e == "checkpoint" || e == current, "stray {e} in the checkpoint");
+    }
+    // No reserve, or the standard one: the same runs end with the answer.
+    for reserve in ["0", "1M"] {
+        let (code, out, err) =
+            solver(&["--work-dir", work_arg, "--memory-limit", "1M", "--disk-reserve", reserve], input);
+        assert!(code == 0 && !out.is_empty(), "{err}");
+        assert!(entries(&work).is_empty(), "scratch files left: {:?}", entries(&work));
+    }
+    dir_tmp.close().unwrap();
+}

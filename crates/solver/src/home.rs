@@ -518,6 +518,12 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Sender<'_, K, C> {
             put_record(&mut self.writers.mail[to - parts], key, counts);
             return;
         }
+        if self.writers.error.is_some() {
+            // This thread's files have failed (a full disk, its reserve): the depth fails when
+            // it ends; meanwhile no more files are made, and no more records pile up in a
+            // writer's buffer that can no longer be written.
+            return;
+        }
         let i = to - self.outbox.plan.resident;
         let result = match &mut self.writers.files[i] {
             Some((_, w)) => w.push(key, counts),
@@ -778,6 +784,31 @@ mod tests {
             assert!(read.contains(&scratch.pool().file()));
         }
         assert_eq!(got, want);
+        drop(scratch);
+        d_tmp.close().unwrap();
+    }
+
+    #[test]
+    fn an_outbox_whose_disk_is_down_to_its_reserve_stops_at_its_first_file() {
+        let d_tmp = dir("reserve");
+        let d = d_tmp.path();
+        let plan = Plan { bits: 3, resident: 1, write_buffer: 4096, records_in_flight: 0 };
+        let scratch = Scratch::create(Some(d), DiskReserve::Bytes(u64::MAX)).unwrap();
+        let outbox = Outbox::<u64, u64>::new(plan, Some(scratch.pool().clone()), Ranks::SOLO);
+        let mut sender = outbox.sender();
+        for k in 0..20_000u64 {
+            if let Some(p) = outbox.away(key_hash(&k)) {
+                sender.push(p, &k, &k);
+            }
+        }
+        drop(sender);
+        let e = outbox.finish().unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::StorageFull, "{e}");
+        // The first file was made, then refused: no other was tried.
+        let files = std::fs::read_dir(scratch.dir())
+            .unwrap()
+            .filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".rec")));
+        assert_eq!(files.count(), 1);
         drop(scratch);
         d_tmp.close().unwrap();
     }

@@ -145,7 +145,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     Ok(bytes)
 }
 
-/// Parses a disk reserve: a size as [`parse_size`] reads it, or 0 (none).
+/// Parses a disk reserve: a size as [`parse_size()`] reads it, or 0 (none).
 pub fn parse_reserve(text: &str) -> Result<u64, String> {
     if text.trim() == "0" {
         return Ok(0);

@@ -131,8 +131,8 @@ fn space(_dir: &Path) -> Option<(u64, u64)> {
 }
 
 /// Bytes a [`RecordWriter`] writes between two checks of its [`DiskReserve`]: a system call
-/// a megabyte costs nothing beside the writing, and writers that each stop short of it are
-/// checked when they finish.
+/// a megabyte costs nothing beside the writing. Every writer is also checked when it starts
+/// ([`RecordWriter::keeping`]), so that many small files are checked too.
 const RESERVE_CHECK_BYTES: u64 = 1 << 20;
 
 /// Writes one record file.

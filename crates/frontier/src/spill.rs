@@ -223,7 +223,7 @@ impl<K: Pod, C: Pod> RecordWriter<K, C> {
 
     fn flush(&mut self) -> io::Result<()> {
         self.unchecked += self.buf.len() as u64;
-        if self.unchecked >= RESERVE_CHECK_BYTES && self.reserve != DiskReserve::None {
+        if self.unchecked >= RESERVE_CHECK_BYTES {
             self.check_reserve()?;
         }
         self.sum.update(&self.buf);

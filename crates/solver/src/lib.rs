@@ -106,8 +106,8 @@ pub struct Options {
     pub work_dir: Option<std::path::PathBuf>,
     /// Free space that the files of partitions on disk and of a checkpoint leave on their
     /// disk for other programs: a run that would write past it stops with an error (naming
-    /// the file, the space free and the reserve) instead of filling the disk. By default the
-    /// larger of 1 GiB and 1/50 of the disk, at most 16 GiB ([`DiskReserve`]).
+    /// the file, the space free and the reserve) instead of filling the disk. By default
+    /// [`DiskReserve::Standard`].
     pub disk_reserve: DiskReserve,
     /// Save every depth's frontier in this directory (new or empty: it becomes the run's
     /// own), atomically, so that a killed run can be resumed. The frontier's home does not

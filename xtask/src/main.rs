@@ -128,10 +128,14 @@ const DIST_DIR: &str = "target/dist";
 /// needs ~1.0 ms from start to exit at depth 0, most of it glibc's cache-size detection
 /// (dozens of CPUID instructions, each trapping to the hypervisor), a musl one 0.3 ms (public12:
 /// 27.6 ms against 31.7 ms with static glibc, the yardstick 35.8). musl's allocator unmaps large blocks on every
-/// reallocation, which the search avoids by sizing its buffers ahead (see `search::expand`).
+/// reallocation, which the search avoids by sizing its buffers ahead (see `kernels::expand`).
 /// The flags go to the binary's own compilation only (`cargo rustc`), never to proc-macro
 /// crates, which cannot be static. Each step falls back to the next: musl, static glibc,
 /// dynamic.
+///
+/// A static glibc link lets a symbol be defined twice: toolchains that link with rust-lld
+/// (Rust 1.90 and later on x86-64 Linux) name `libgcc_eh.a` twice in a static link, once as a
+/// whole archive, and its unwinder's symbols then come from one object file twice over.
 fn build_dist(root: &Path) -> Result<PathBuf> {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let host = Command::new(&rustc).arg("-vV").output().context("cannot run rustc -vV")?;
@@ -176,7 +180,8 @@ fn build_dist(root: &Path) -> Result<PathBuf> {
     } else {
         eprintln!("dist: target {musl} not installed (rustup target add {musl}); linking glibc statically");
     }
-    build(None, &fixed).or_else(|e| {
+    let glibc = [&fixed[..], &["-C", "link-arg=-Wl,--allow-multiple-definition"]].concat();
+    build(None, &glibc).or_else(|e| {
         // A system without glibc's static libraries (libc.a) cannot link it statically.
         eprintln!("dist: static linking failed ({e:#}); building a dynamically linked binary");
         build(None, &[])

@@ -54,7 +54,7 @@ use crate::dispatch;
 use crate::fill::{self, Fill};
 use crate::home::{self, Away, Outbox, Part, Place, Pool, Scratch};
 use crate::kernels::{
-    add, own_hash, Batch, Chunk, Deal, Letters, Lined, OneLock, Owned, Post, Routed, Split, Waiting,
+    add, own_hash, Batch, Chunk, Deal, Letters, Lined, Made, OneLock, Owned, Post, Routed, Split, Waiting,
 };
 use crate::stats::{peak_memory, DepthStats, Observer, RankSpread, RankSummary};
 use crate::weights::Weights;
@@ -139,6 +139,8 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     /// and depth to depth: a fresh one a chunk was a heap allocation each time, which musl's
     /// allocator maps and unmaps (on several threads, a TLB flush of the others).
     batches: PerWorker<Batch<R::Key, W::Count>>,
+    /// [`crate::kernels::expand`]'s scratch, one a worker thread, kept like `batches`.
+    made: PerWorker<Made<R::Key>>,
     /// The buffers of an [`Owned`] fill, one a worker thread, kept like `batches`.
     letters: PerWorker<Letters<R::Key, W::Count>>,
     /// The mailboxes of an [`Owned`] fill and their emptied blocks, kept like `batches`.
@@ -258,6 +260,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             bits: 0,
             chunks: Vec::new(),
             batches: Vec::new(),
+            made: Vec::new(),
             letters: Vec::new(),
             mailboxes: Post::default(),
             waiting: Vec::new(),
@@ -1088,32 +1091,37 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             self.fill.record(seconds + cleared, records as u64);
         } else if parallel {
             // A block of chunks is expanded, then inserted, before the next: the records in
-            // flight (and the memory they need) stay bounded.
+            // flight (and the memory they need) stay bounded. A chunk is a range of table
+            // slots, some of them empty: its records are its positions' (`per_slot`).
+            let slots: usize = cur.shards().iter().map(|s| s.slot_count()).sum();
+            let per_slot = fanout.max(1.0) * cur.len() as f64 / slots.max(1) as f64;
             let record = std::mem::size_of::<crate::kernels::Record<R::Key>>() as f64;
-            let per_chunk = CHUNK_SLOTS as f64 * fanout.max(1.0) * record;
+            let per_chunk = CHUNK_SLOTS as f64 * per_slot * 1.25 * record;
             let mut block =
                 ((plan.records_in_flight as f64 / per_chunk) as usize).clamp(threads, BLOCK_CHUNKS);
             if remote {
                 // About a mail's worth of successors a block (a chunk's, at most, go to others).
-                let per_chunk = CHUNK_SLOTS as f64 * fanout.max(1.0);
+                let per_chunk = CHUNK_SLOTS as f64 * per_slot;
                 block = block.min((mail as f64 / per_chunk) as usize).max(threads);
             }
+            if self.made.len() < threads {
+                self.made.resize_with(threads, Default::default);
+            }
+            let made = &self.made;
             let blocks = self.chunks.len().div_ceil(block.max(1));
             for b in 0..blocks {
                 let range = b * block..((b + 1) * block).min(self.chunks.len());
                 if b > 0 {
                     // The buckets' memory passes from block to block: the records in flight
                     // stay within one block's.
-                    for i in range.clone() {
-                        let from = i - block;
-                        let moved = std::mem::take(&mut self.chunks[from].buckets);
-                        self.chunks[i].buckets = moved;
-                    }
+                    pass_buckets(&mut self.chunks, range.start - block, range.start, range.len());
                 }
                 let block = &mut self.chunks[range];
                 let t0 = Instant::now();
                 for_each_mut(parallel, block, |_, c| {
-                    dispatch::expand(rules, weights, cur, c, shard_bits, fanout, count_boards)
+                    let me = rayon::current_thread_index().unwrap_or(0);
+                    let made = &mut *made[me % made.len()].lock().unwrap_or_else(|e| e.into_inner());
+                    dispatch::expand(rules, weights, cur, c, made, shard_bits, per_slot, count_boards)
                 });
                 let t1 = Instant::now();
                 for c in block.iter() {
@@ -1132,6 +1140,11 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                     }
                 }
             }
+            // The last block's buckets go back to the first block's chunks, where the next
+            // depth starts: chunks past them would keep theirs, unused, beside those that the
+            // next depth's first block makes.
+            let (last, len) = (blocks.saturating_sub(1) * block, self.chunks.len());
+            pass_buckets(&mut self.chunks, last, 0, len - last);
         } else {
             let t0 = Instant::now();
             let batch = &mut *batches[0].lock().unwrap_or_else(|e| e.into_inner());
@@ -1256,6 +1269,14 @@ fn for_each_mut<T: Send>(parallel: bool, items: &mut [T], f: impl Fn(usize, &mut
         items.iter_mut().enumerate().for_each(|(i, t)| f(i, t));
     } else {
         items.par_iter_mut().enumerate().for_each(|(i, t)| f(i, t));
+    }
+}
+
+/// Moves the buckets (and their memory) of chunks `from..from + n` to chunks `to..to + n`,
+/// dropping what those held.
+fn pass_buckets<K: Copy, S>(chunks: &mut [Chunk<K, S>], from: usize, to: usize, n: usize) {
+    for i in 0..n {
+        chunks[to + i].buckets = std::mem::take(&mut chunks[from + i].buckets);
     }
 }
 

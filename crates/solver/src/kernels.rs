@@ -72,6 +72,68 @@ impl<K: Copy> Record<K> {
     }
 }
 
+/// The records of one chunk grouped by the next shard of their keys: shard `s`'s are
+/// `records[starts[s]..starts[s + 1]]`, in the order they were made.
+///
+/// One buffer the size of what the chunk made, not a vector a shard: the positions of a chunk
+/// (a range of table slots) share the top bits of their hashes, and so, under a multiplicative
+/// hash, do their successors by each move: a chunk's records crowd into a few shards, and
+/// room set aside for every shard is mostly left empty where it is not outgrown.
+#[derive(Debug)]
+pub(crate) struct Buckets<K: Copy> {
+    records: Vec<Record<K>>,
+    /// `shards + 1` offsets into `records`.
+    starts: Vec<u32>,
+}
+
+impl<K: Copy> Default for Buckets<K> {
+    fn default() -> Self {
+        Buckets { records: Vec::new(), starts: Vec::new() }
+    }
+}
+
+impl<K: Copy> Buckets<K> {
+    /// Takes the records of `made`, grouped by their shards (`shards` of them): a counting
+    /// sort, stable.
+    fn group(&mut self, made: &Made<K>, shards: usize) {
+        assert_eq!(made.records.len(), made.shards.len());
+        let starts = &mut self.starts;
+        starts.clear();
+        starts.resize(shards + 1, 0);
+        for &s in &made.shards {
+            starts[s as usize + 1] += 1;
+        }
+        // `starts[s + 1]` becomes where shard `s` begins, and moves to where it ends as its
+        // records are placed: then `starts[s]..starts[s + 1]` is shard `s`.
+        let mut sum = 0;
+        for at in &mut starts[1..] {
+            (*at, sum) = (sum, sum + *at);
+        }
+        self.records.clear();
+        let Some(&first) = made.records.first() else { return };
+        self.records.resize(made.records.len(), first);
+        for (&r, &s) in made.records.iter().zip(&made.shards) {
+            let at = &mut starts[s as usize + 1];
+            self.records[*at as usize] = r;
+            *at += 1;
+        }
+    }
+}
+
+/// A thread's scratch for [`expand`]: a chunk's records as they are made, each with its next
+/// shard, before they are grouped into the chunk's [`Buckets`].
+#[derive(Debug)]
+pub(crate) struct Made<K: Copy> {
+    records: Vec<Record<K>>,
+    shards: Vec<u16>,
+}
+
+impl<K: Copy> Default for Made<K> {
+    fn default() -> Self {
+        Made { records: Vec::new(), shards: Vec::new() }
+    }
+}
+
 /// A piece of the current frontier, one shard's table slots `start..end`, and what expanding
 /// it produced (`S`: the weights' sum of ended paths).
 #[derive(Debug)]
@@ -79,9 +141,9 @@ pub(crate) struct Chunk<K: Copy, S> {
     pub(crate) shard: usize,
     pub(crate) start: usize,
     pub(crate) end: usize,
-    /// `buckets[s]`: the records for next shard `s`, in generation order. The vectors keep
-    /// their memory from depth to depth.
-    pub(crate) buckets: Vec<Vec<Record<K>>>,
+    /// The records for each next shard, in generation order ([`expand`]'s). They keep their
+    /// memory from depth to depth.
+    pub(crate) buckets: Buckets<K>,
     /// Hashes of the paths that ended in this chunk (full successors, or the last depth).
     pub(crate) acc: S,
     /// In a step over the last two depths ([`last_two`]): hashes of the paths that end at the
@@ -101,7 +163,7 @@ impl<K: Copy, S: Tally> Chunk<K, S> {
             shard: 0,
             start: 0,
             end: 0,
-            buckets: Vec::new(),
+            buckets: Buckets::default(),
             acc: S::zero(),
             beyond: S::zero(),
             ended_paths: 0,
@@ -110,26 +172,14 @@ impl<K: Copy, S: Tally> Chunk<K, S> {
         }
     }
 
-    /// Empties the buckets, one for each of `shards`, with room for the records expected
-    /// (`fanout` a position, a margin over the last depth's): a bucket that grows reallocates,
-    /// and with some allocators (musl's) every reallocation of a large block maps and unmaps
-    /// memory, flushing the other threads' TLBs.
-    fn prepare_buckets(&mut self, shards: usize, fanout: f64) {
-        self.buckets.resize_with(shards, Vec::new);
-        let room = ((self.end - self.start) as f64 * fanout * 1.25) as usize / shards + 16;
-        for b in &mut self.buckets {
-            b.clear();
-            b.reserve(room);
-        }
-    }
-
     pub(crate) fn bucketed(&self) -> usize {
-        self.buckets.iter().map(Vec::len).sum()
+        self.buckets.records.len()
     }
 
     /// The records for next shard `s`.
     fn bucket(&self, s: usize) -> &[Record<K>] {
-        &self.buckets[s]
+        let b = &self.buckets;
+        &b.records[b.starts[s] as usize..b.starts[s + 1] as usize]
     }
 
     /// The counts in the chunk's slots (what its records' parent indexes point into).
@@ -194,22 +244,32 @@ fn next_successors<R: Rules, C: Tally>(
     }
 }
 
-/// Expands one chunk: full successors into `c.acc`, the others as records bucketed by the
-/// shard of their canonical key.
+/// Expands one chunk: full successors into `c.acc`, the others as records, made into a
+/// thread's scratch `made` and then grouped into `c.buckets` by the shard of their canonical
+/// key (`per_slot`: the records expected a slot of the chunk).
 #[inline(always)]
 pub(crate) fn expand<R: Rules, W: Weights>(
     rules: &R,
     weights: W,
     cur: &Frontier<R::Key, W::Count>,
     c: &mut Chunk<R::Key, W::Sum>,
+    made: &mut Made<R::Key>,
     shard_bits: u32,
-    fanout: f64,
+    per_slot: f64,
     count_boards: bool,
 ) {
     const { assert!(R::MANY * R::BUFFER <= SUCCESSORS && R::MANY <= MANY_MAX) };
+    assert!(shard_bits <= u16::BITS, "a shard index fits in a u16");
     let mut succ = successor_buffer::<R>();
     let mut from = [0u32; SUCCESSORS];
-    c.prepare_buckets(1 << shard_bits, fanout);
+    // Room for the records expected (`per_slot` a table slot, a margin over the last depth's):
+    // a buffer that grows reallocates, and with some allocators (musl's) every reallocation of
+    // a large block maps and unmaps memory, flushing the other threads' TLBs.
+    let room = ((c.end - c.start) as f64 * per_slot * 1.25) as usize + 64;
+    made.records.clear();
+    made.shards.clear();
+    made.records.reserve(room);
+    made.shards.reserve(room);
     c.full.clear();
     let mut acc = W::Sum::zero();
     let mut paths = 0u32;
@@ -229,10 +289,12 @@ pub(crate) fn expand<R: Rules, W: Weights>(
                 }
             } else {
                 let (key, t) = rules.canonical(s);
-                c.buckets[shard_of(&key, shard_bits)].push(Record::new(key, i, t));
+                made.records.push(Record::new(key, i, t));
+                made.shards.push(shard_of(&key, shard_bits) as u16);
             }
         }
     }
+    c.buckets.group(made, 1 << shard_bits);
     c.acc = acc;
     c.ended_paths = paths;
 }
@@ -1131,6 +1193,46 @@ pub(crate) fn last<R: Rules, W: Weights>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A chunk's buckets hold every record made, each in its shard's bucket, in the order
+    /// made; shards that got none have empty buckets; grouping again reuses the buffer.
+    #[test]
+    fn buckets_group_records_by_shard_in_the_order_made() {
+        let mut made = Made::<u32>::default();
+        let mut buckets = Buckets::default();
+        for (round, shards) in [(0u32, 16usize), (1, 4), (2, 1), (3, 64)] {
+            made.records.clear();
+            made.shards.clear();
+            let mut x = 12345u32 + round;
+            for i in 0..1000u32 {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                // Crowded, as real chunks are: most records in a few shards.
+                let s = if x % 4 == 0 { (x >> 8) as usize % shards } else { (x >> 8) as usize % 2 % shards };
+                made.records.push(Record { key: x, tag: i });
+                made.shards.push(s as u16);
+            }
+            buckets.group(&made, shards);
+            assert_eq!(buckets.records.len(), made.records.len());
+            let chunk = Chunk::<u32, u64> { buckets, ..Chunk::new() };
+            for s in 0..shards {
+                let want: Vec<(u32, u32)> = made
+                    .records
+                    .iter()
+                    .zip(&made.shards)
+                    .filter(|(_, &t)| t as usize == s)
+                    .map(|(r, _)| (r.key, r.tag))
+                    .collect();
+                let got: Vec<(u32, u32)> = chunk.bucket(s).iter().map(|r| (r.key, r.tag)).collect();
+                assert_eq!(got, want, "round {round}, shard {s}");
+            }
+            buckets = chunk.buckets;
+        }
+        made.records.clear();
+        made.shards.clear();
+        buckets.group(&made, 8);
+        assert_eq!(buckets.records.len(), 0);
+        assert_eq!(buckets.starts, vec![0; 9]);
+    }
 
     /// While another thread holds a [`OneLock`] fill's lock, a thread's batches wait: a buffer
     /// [`direct`] fills waits as it is (a spare of its length takes its place), a slice as a

@@ -55,7 +55,7 @@ macro_rules! kernel {
     };
 }
 
-kernel!(kernels::expand as expand, expand_avx2, expand_avx512, canonicalises: true, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>, made: &mut kernels::Made<R::Key>, shard_bits: u32, per_slot: f64, count_boards: bool));
+kernel!(kernels::expand as expand, expand_avx2, expand_avx512, canonicalises: true, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>, made: &mut kernels::Made<R::Key>, bucketing: kernels::Bucketing, count_boards: bool));
 kernel!(kernels::insert as insert, insert_avx2, insert_avx512, canonicalises: false, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, chunks: &[Chunk<R::Key, W::Sum>], s: usize, set: &mut CountSet<R::Key, W::Count>, outbox: Option<&Outbox<R::Key, W::Count>>));
 kernel!(kernels::direct as direct, direct_avx2, direct_avx512, canonicalises: true, <W: Weights, S: kernels::Sink<R::Key, W::Count>> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>, set: &mut S, batch: &mut kernels::Batch<R::Key, W::Count>, count_boards: bool) -> usize);
 kernel!(kernels::last_two as last_two, last_two_avx2, last_two_avx512, canonicalises: false, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>));

@@ -54,7 +54,8 @@ use crate::dispatch;
 use crate::fill::{self, Fill};
 use crate::home::{self, Away, Outbox, Part, Place, Pool, Scratch};
 use crate::kernels::{
-    add, own_hash, Batch, Chunk, Deal, Letters, Lined, Made, OneLock, Owned, Post, Routed, Split, Waiting,
+    add, own_hash, Batch, Bucketing, Chunk, Deal, Letters, Lined, Made, OneLock, Owned, Post, Routed, Split,
+    Waiting,
 };
 use crate::stats::{peak_memory, DepthStats, Observer, RankSpread, RankSummary};
 use crate::weights::Weights;
@@ -1107,7 +1108,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             if self.made.len() < threads {
                 self.made.resize_with(threads, Default::default);
             }
-            let made = &self.made;
+            let (made, bucketing) = (&self.made, Bucketing { shard_bits, per_slot });
             let blocks = self.chunks.len().div_ceil(block.max(1));
             for b in 0..blocks {
                 let range = b * block..((b + 1) * block).min(self.chunks.len());
@@ -1121,7 +1122,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 for_each_mut(parallel, block, |_, c| {
                     let me = rayon::current_thread_index().unwrap_or(0);
                     let made = &mut *made[me % made.len()].lock().unwrap_or_else(|e| e.into_inner());
-                    dispatch::expand(rules, weights, cur, c, made, shard_bits, per_slot, count_boards)
+                    dispatch::expand(rules, weights, cur, c, made, bucketing, count_boards)
                 });
                 let t1 = Instant::now();
                 for c in block.iter() {

@@ -120,6 +120,14 @@ impl<K: Copy> Buckets<K> {
     }
 }
 
+/// How [`expand`] buckets a chunk's records: by the next frontier's shard of their keys (its
+/// top `shard_bits` hash bits), with room for `per_slot` records a slot of the chunk.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Bucketing {
+    pub(crate) shard_bits: u32,
+    pub(crate) per_slot: f64,
+}
+
 /// A thread's scratch for [`expand`]: a chunk's records as they are made, each with its next
 /// shard, before they are grouped into the chunk's [`Buckets`].
 #[derive(Debug)]
@@ -246,7 +254,7 @@ fn next_successors<R: Rules, C: Tally>(
 
 /// Expands one chunk: full successors into `c.acc`, the others as records, made into a
 /// thread's scratch `made` and then grouped into `c.buckets` by the shard of their canonical
-/// key (`per_slot`: the records expected a slot of the chunk).
+/// key, as `bucketing` says.
 #[inline(always)]
 pub(crate) fn expand<R: Rules, W: Weights>(
     rules: &R,
@@ -254,10 +262,10 @@ pub(crate) fn expand<R: Rules, W: Weights>(
     cur: &Frontier<R::Key, W::Count>,
     c: &mut Chunk<R::Key, W::Sum>,
     made: &mut Made<R::Key>,
-    shard_bits: u32,
-    per_slot: f64,
+    bucketing: Bucketing,
     count_boards: bool,
 ) {
+    let Bucketing { shard_bits, per_slot } = bucketing;
     const { assert!(R::MANY * R::BUFFER <= SUCCESSORS && R::MANY <= MANY_MAX) };
     assert!(shard_bits <= u16::BITS, "a shard index fits in a u16");
     let mut succ = successor_buffer::<R>();
@@ -1207,7 +1215,11 @@ mod tests {
             for i in 0..1000u32 {
                 x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
                 // Crowded, as real chunks are: most records in a few shards.
-                let s = if x % 4 == 0 { (x >> 8) as usize % shards } else { (x >> 8) as usize % 2 % shards };
+                let s = if x.is_multiple_of(4) {
+                    (x >> 8) as usize % shards
+                } else {
+                    (x >> 8) as usize % 2 % shards
+                };
                 made.records.push(Record { key: x, tag: i });
                 made.shards.push(s as u16);
             }

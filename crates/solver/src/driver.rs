@@ -1141,11 +1141,10 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                     }
                 }
             }
-            // The last block's buckets go back to the first block's chunks, where the next
-            // depth starts: chunks past them would keep theirs, unused, beside those that the
-            // next depth's first block makes.
-            let (last, len) = (blocks.saturating_sub(1) * block, self.chunks.len());
-            pass_buckets(&mut self.chunks, last, 0, len - last);
+            // The buckets' memory goes back to the first chunks, where the next depth starts:
+            // chunks further on would keep theirs, unused, beside those that the next depth's
+            // first block makes.
+            gather_buckets(&mut self.chunks);
         } else {
             let t0 = Instant::now();
             let batch = &mut *batches[0].lock().unwrap_or_else(|e| e.into_inner());
@@ -1278,6 +1277,18 @@ fn for_each_mut<T: Send>(parallel: bool, items: &mut [T], f: impl Fn(usize, &mut
 fn pass_buckets<K: Copy, S>(chunks: &mut [Chunk<K, S>], from: usize, to: usize, n: usize) {
     for i in 0..n {
         chunks[to + i].buckets = std::mem::take(&mut chunks[from + i].buckets);
+    }
+}
+
+/// Moves every chunk's buckets that hold memory to the first chunks, in order: after a depth
+/// in blocks, those of its last block and, past a short last block, the rest of the one before.
+fn gather_buckets<K: Copy, S>(chunks: &mut [Chunk<K, S>]) {
+    let mut to = 0;
+    for from in 0..chunks.len() {
+        if chunks[from].buckets.holds_memory() {
+            chunks[to].buckets = std::mem::take(&mut chunks[from].buckets);
+            to += 1;
+        }
     }
 }
 
@@ -1429,6 +1440,23 @@ mod tests {
             assert!(one == frontiers(2, fill), "two threads, {fill:?}");
             assert!(one == frontiers(3, fill), "three threads, {fill:?}");
         }
+    }
+
+    /// The buckets that hold memory end up in the first chunks, in order, and no memory is
+    /// left anywhere else.
+    #[test]
+    fn gathered_buckets_hold_their_memory_in_the_first_chunks() {
+        let mut chunks: Vec<Chunk<u32, u64>> = (0..10).map(|_| Chunk::new()).collect();
+        for (i, at) in [7usize, 2, 8, 9].into_iter().enumerate() {
+            chunks[at].buckets = crate::kernels::Buckets::with_capacity(100 * (i + 1));
+        }
+        gather_buckets(&mut chunks);
+        let held: Vec<usize> = chunks.iter().map(|c| c.buckets.capacity()).collect();
+        // In chunk order: 2 (200), 7 (100), 8 (300), 9 (400); `with_capacity` gives at least.
+        for (h, want) in held.iter().zip([200, 100, 300, 400]) {
+            assert!((want..want + 100).contains(h), "{held:?}");
+        }
+        assert!(held[4..].iter().all(|&h| h == 0), "{held:?}");
     }
 
     /// 8 lanes in the dense layout, and orbit masses in packed slots (the 3x3's).

@@ -93,6 +93,23 @@ impl<K: Copy> Default for Buckets<K> {
 }
 
 impl<K: Copy> Buckets<K> {
+    /// True when the buckets have memory of their own.
+    pub(crate) fn holds_memory(&self) -> bool {
+        self.records.capacity() > 0 || self.starts.capacity() > 0
+    }
+
+    /// Empty buckets with room for `records` records.
+    #[cfg(test)]
+    pub(crate) fn with_capacity(records: usize) -> Self {
+        Buckets { records: Vec::with_capacity(records), starts: Vec::new() }
+    }
+
+    /// Room for records.
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.records.capacity()
+    }
+
     /// Takes the records of `made`, grouped by their shards (`shards` of them): a counting
     /// sort, stable.
     fn group(&mut self, made: &Made<K>, shards: usize) {

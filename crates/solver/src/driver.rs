@@ -1096,8 +1096,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             // slots, some of them empty: its records are its positions' (`per_slot`).
             let slots: usize = cur.shards().iter().map(|s| s.slot_count()).sum();
             let per_slot = fanout.max(1.0) * cur.len() as f64 / slots.max(1) as f64;
-            let record = std::mem::size_of::<crate::kernels::Record<R::Key>>() as f64;
-            let per_chunk = CHUNK_SLOTS as f64 * per_slot * 1.25 * record;
+            let bucketing = Bucketing { shard_bits, per_slot };
+            let record = std::mem::size_of::<crate::kernels::Record<R::Key>>();
+            let per_chunk = (bucketing.room(CHUNK_SLOTS) * record) as f64;
             let mut block =
                 ((plan.records_in_flight as f64 / per_chunk) as usize).clamp(threads, BLOCK_CHUNKS);
             if remote {
@@ -1108,7 +1109,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             if self.made.len() < threads {
                 self.made.resize_with(threads, Default::default);
             }
-            let (made, bucketing) = (&self.made, Bucketing { shard_bits, per_slot });
+            let made = &self.made;
             let blocks = self.chunks.len().div_ceil(block.max(1));
             for b in 0..blocks {
                 let range = b * block..((b + 1) * block).min(self.chunks.len());

@@ -145,6 +145,14 @@ pub(crate) struct Bucketing {
     pub(crate) per_slot: f64,
 }
 
+impl Bucketing {
+    /// Room for the records of a chunk of `slots` slots: those expected, with a margin over
+    /// the last depth's.
+    pub(crate) fn room(&self, slots: usize) -> usize {
+        (slots as f64 * self.per_slot * 1.25) as usize + 64
+    }
+}
+
 /// A thread's scratch for [`expand`]: a chunk's records as they are made, each with its next
 /// shard, before they are grouped into the chunk's [`Buckets`].
 #[derive(Debug)]
@@ -282,15 +290,15 @@ pub(crate) fn expand<R: Rules, W: Weights>(
     bucketing: Bucketing,
     count_boards: bool,
 ) {
-    let Bucketing { shard_bits, per_slot } = bucketing;
+    let shard_bits = bucketing.shard_bits;
     const { assert!(R::MANY * R::BUFFER <= SUCCESSORS && R::MANY <= MANY_MAX) };
     assert!(shard_bits <= u16::BITS, "a shard index fits in a u16");
     let mut succ = successor_buffer::<R>();
     let mut from = [0u32; SUCCESSORS];
-    // Room for the records expected (`per_slot` a table slot, a margin over the last depth's):
-    // a buffer that grows reallocates, and with some allocators (musl's) every reallocation of
-    // a large block maps and unmaps memory, flushing the other threads' TLBs.
-    let room = ((c.end - c.start) as f64 * per_slot * 1.25) as usize + 64;
+    // Room for the records expected: a buffer that grows reallocates, and with some allocators
+    // (musl's) every reallocation of a large block maps and unmaps memory, flushing the other
+    // threads' TLBs.
+    let room = bucketing.room(c.end - c.start);
     made.records.clear();
     made.shards.clear();
     made.records.reserve(room);

@@ -388,3 +388,40 @@ fn a_run_stops_at_the_disk_reserve() {
     }
     dir_tmp.close().unwrap();
 }
+
+/// A run's `peak_memory_bytes` (`--json`), its answer checked against `answer`.
+fn peak_memory(args: &[&str], input: &str, answer: u64) -> u64 {
+    let args: Vec<&str> = [args, &["--json"]].concat();
+    let (code, out, err) = solver(&args, input);
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["answer"], answer, "{args:?}");
+    report["peak_memory_bytes"].as_u64().unwrap()
+}
+
+/// `--memory-limit` holds for the whole process (README: "peak resident memory stays near the
+/// limit"): a run whose frontier in memory takes several times the limit peaks within the
+/// limit and a quarter, beside what the process takes for itself (the same run at depth 1) and
+/// a few megabytes of buffers that do not shrink with the limit; on one thread and on two.
+#[test]
+fn a_run_keeps_near_its_memory_limit() {
+    const MIB: u64 = 1 << 20;
+    const LIMIT: u64 = 32 * MIB;
+    let work_tmp = common::temp_dir("limit");
+    let work = work_tmp.path().to_str().unwrap();
+    let empty = |depth: u32| format!("{depth}\n{}", "0 0 0 0\n".repeat(4));
+    for threads in ["1", "2"] {
+        let own = peak_memory(&["--threads", threads], &empty(1), 924152263);
+        let free = peak_memory(&["--threads", threads], &empty(17), 965625464);
+        assert!(free > own + 3 * LIMIT, "{threads} threads: {free} bytes in memory: too few for the test");
+        let limited = peak_memory(
+            &["--threads", threads, "--memory-limit", "32M", "--work-dir", work],
+            &empty(17),
+            965625464,
+        );
+        let bound = own + LIMIT + LIMIT / 4 + 8 * MIB;
+        assert!(limited <= bound, "{threads} threads: peak {limited} bytes past {bound} ({own} at depth 1)");
+        assert!(entries(work_tmp.path()).is_empty(), "scratch files left: {:?}", entries(work_tmp.path()));
+    }
+    work_tmp.close().unwrap();
+}

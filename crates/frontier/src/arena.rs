@@ -1,7 +1,6 @@
 //! Growable arrays of plain data in anonymous memory maps.
 
 use std::marker::PhantomData;
-#[cfg(target_os = "linux")]
 use std::ops::Range;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
@@ -79,7 +78,8 @@ fn piece_of(bytes: &Range<usize>, piece: usize, i: usize) -> Range<usize> {
 /// * Fresh pages read as zero; pages keep whatever was written to them when the array
 ///   shrinks a little and grows again (callers that need zeroes after a shrink clear them);
 ///   a shrink that leaves a megabyte or more of pages behind gives them back to the system.
-/// * Growing past the reservation maps a larger region and copies the live prefix.
+/// * Growing past the reservation maps a larger region and copies the live prefix, into pages
+///   pre-faulted first.
 #[derive(Debug)]
 pub struct MmapArray<T: Zeroable + Copy> {
     /// Shared only with [`Prefault`] jobs, which keep it mapped until they are dropped: the
@@ -162,6 +162,11 @@ impl<T: Zeroable + Copy> MmapArray<T> {
                 "maps are page-aligned"
             );
             let ptr = NonNull::new(map.as_mut_ptr().cast::<T>()).expect("a map is never at address 0");
+            let map_len = map.len();
+            let map = Map { map, len: map_len, populated: AtomicUsize::new(0), huge: AtomicBool::new(false) };
+            // The pages the live elements go to are pre-faulted first (through `zeroer`, in
+            // huge pages past 2 MiB), rather than faulted one small page at a time by the copy.
+            map.populate(0..self.len * size, zeroer);
             // Element by element, not byte by byte: a `T` may have padding bytes, which are
             // not to be read.
             let live = self.as_slice();
@@ -169,8 +174,8 @@ impl<T: Zeroable + Copy> MmapArray<T> {
             // self.len` elements, all zero (a valid `T`: `Zeroable`); it is not yet shared.
             unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr(), live.len()) }.copy_from_slice(live);
             self.ptr = ptr;
-            let (populated, len) = (AtomicUsize::new(self.len * size), map.len());
-            self.map = Some(Arc::new(Map { map, len, populated, huge: AtomicBool::new(false) }));
+            map.populated.fetch_max(self.len * size, Relaxed);
+            self.map = Some(Arc::new(map));
             self.touched = self.len;
         }
         let populated = self.populated();
@@ -240,15 +245,9 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// system call each would cost more). A hint: errors are ignored.
     fn populate(&mut self, from: usize, to: usize, zeroer: &impl Zeroer) {
         let size = std::mem::size_of::<T>();
-        #[cfg(target_os = "linux")]
         if let Some(m) = self.map.as_deref() {
-            if let Some((bytes, piece)) = m.to_fault(from * size..to * size) {
-                zeroer.each_piece(pieces(&bytes, piece), &|i| m.fault(piece_of(&bytes, piece, i)));
-                m.populated.fetch_max(to * size, Relaxed);
-            }
+            m.populate(from * size..to * size, zeroer);
         }
-        #[cfg(not(target_os = "linux"))]
-        let _ = (from, to, zeroer, size);
     }
 
     /// Adds to `job` the pages the array would take to grow to `len` elements (within its map
@@ -309,6 +308,17 @@ impl std::fmt::Debug for Map {
 }
 
 impl Map {
+    /// Pre-faults the bytes `bytes` through `zeroer` (see [`MmapArray::populate`]).
+    fn populate(&self, bytes: Range<usize>, zeroer: &impl Zeroer) {
+        #[cfg(target_os = "linux")]
+        if let Some((fault, piece)) = self.to_fault(bytes.clone()) {
+            zeroer.each_piece(pieces(&fault, piece), &|i| self.fault(piece_of(&fault, piece, i)));
+            self.populated.fetch_max(bytes.end, Relaxed);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (bytes, zeroer);
+    }
+
     /// The bytes to pre-fault for the byte range `want` (from the page that holds its start,
     /// cut to the map) and the size of their pieces ([`Map::piece_for`]); `None` under 64 KiB
     /// (a system call would cost more than the faults).
@@ -500,6 +510,22 @@ mod tests {
         assert_eq!(a.populated(), POPULATE_PIECE * 6);
         assert_eq!(*z.0.lock().unwrap(), [2, 3, 1]);
         assert!(a.as_slice().iter().all(|&x| x == 9));
+    }
+
+    /// Past the reservation, the pages the live elements are copied to are pre-faulted first,
+    /// through the zeroer, and the copy keeps every element.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_remap_pre_faults_what_it_copies() {
+        let live = POPULATE_PIECE + 1000;
+        let mut a = MmapArray::<u8>::zeroed(live);
+        a.as_mut_slice().fill(4);
+        let z = Counting::default();
+        a.resize_prefaulting(DEFAULT_RESERVE_BYTES + 1, live, &z);
+        assert_eq!(*z.0.lock().unwrap(), [2], "the live elements' two pieces, and nothing past them");
+        assert!(a.populated() >= live);
+        assert!(a.as_slice()[..live].iter().all(|&x| x == 4));
+        assert!(a.as_slice()[live..].iter().all(|&x| x == 0));
     }
 
     /// Pre-faulting while the array is only read: nothing when stopped before it starts;

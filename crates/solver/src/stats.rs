@@ -97,23 +97,24 @@ pub struct RankSummary {
 pub(crate) type Observer<'a> = dyn FnMut(&DepthStats) + Send + 'a;
 
 /// Peak resident memory of this process in bytes, 0 where unknown (Linux only): the kernel's
-/// high-water mark of its resident set (`ru_maxrss`, what `/proc/self/status` calls `VmHWM`),
-/// in one system call, with no file to open or parse.
+/// high-water mark of its resident set since it started this program (`VmHWM` in
+/// `/proc/self/status`). Not `getrusage`'s `ru_maxrss`: that one carries over through
+/// `execve`, so a run started by a larger process (a test harness, a script, `mpirun`) would
+/// report that process's peak. A read takes some 20 microseconds (the kernel writes the whole
+/// status file).
 pub fn peak_memory() -> u64 {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: `rusage` is a plain C struct, for which all-zero bytes are a valid value.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: `getrusage` writes one `rusage` through the pointer, which points to one
-        // on this stack frame, alive and not otherwise borrowed during the call.
-        let done = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0;
-        // Linux counts it in KiB.
-        if done {
-            u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024
-        } else {
-            0
-        }
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        status.lines().find_map(|line| line.strip_prefix("VmHWM:")).map_or(0, kib_to_bytes)
     }
     #[cfg(not(target_os = "linux"))]
     0
+}
+
+/// A `/proc` figure such as `  123456 kB`, in bytes; 0 if it is not one.
+#[cfg(target_os = "linux")]
+fn kib_to_bytes(figure: &str) -> u64 {
+    let kib = figure.trim().strip_suffix("kB").map(|n| n.trim().parse::<u64>());
+    kib.and_then(Result::ok).map_or(0, |n| n.saturating_mul(1024))
 }

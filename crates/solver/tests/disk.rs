@@ -425,3 +425,18 @@ fn a_run_keeps_near_its_memory_limit() {
     }
     work_tmp.close().unwrap();
 }
+
+/// The peak memory a run reports is its own, not that of the process that started it (the
+/// kernel's `ru_maxrss` carries a parent's peak over through `execve`): a depth-1 run started
+/// by this test after it touched 256 MiB reports a few megabytes.
+#[test]
+#[cfg(target_os = "linux")]
+fn the_peak_memory_reported_is_the_runs_own() {
+    let mut ballast = vec![0u8; 256 << 20];
+    for page in ballast.chunks_mut(4096) {
+        page[0] = 1;
+    }
+    let peak = peak_memory(&["--threads", "1"], "1\n0 0 0\n0 0 0\n0 0 0\n", 111111111);
+    assert!(peak > 0 && peak < 64 << 20, "a depth-1 run reports {peak} bytes");
+    assert_eq!(std::hint::black_box(&ballast)[4096], 1);
+}

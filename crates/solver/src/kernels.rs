@@ -167,6 +167,25 @@ impl<K: Copy> Default for Made<K> {
     }
 }
 
+impl<K: Copy> Made<K> {
+    /// Empties the scratch, with room for `records` records: a buffer that grows reallocates,
+    /// and with some allocators (musl's) every reallocation of a large block maps and unmaps
+    /// memory, flushing the other threads' TLBs.
+    fn start(&mut self, records: usize) {
+        self.records.clear();
+        self.shards.clear();
+        self.records.reserve(records);
+        self.shards.reserve(records);
+    }
+
+    /// Adds `record`, for next shard `shard`.
+    #[inline(always)]
+    fn push(&mut self, record: Record<K>, shard: u16) {
+        self.records.push(record);
+        self.shards.push(shard);
+    }
+}
+
 /// A piece of the current frontier, one shard's table slots `start..end`, and what expanding
 /// it produced (`S`: the weights' sum of ended paths).
 #[derive(Debug)]
@@ -295,14 +314,7 @@ pub(crate) fn expand<R: Rules, W: Weights>(
     assert!(shard_bits <= u16::BITS, "a shard index fits in a u16");
     let mut succ = successor_buffer::<R>();
     let mut from = [0u32; SUCCESSORS];
-    // Room for the records expected: a buffer that grows reallocates, and with some allocators
-    // (musl's) every reallocation of a large block maps and unmaps memory, flushing the other
-    // threads' TLBs.
-    let room = bucketing.room(c.end - c.start);
-    made.records.clear();
-    made.shards.clear();
-    made.records.reserve(room);
-    made.shards.reserve(room);
+    made.start(bucketing.room(c.end - c.start));
     c.full.clear();
     let mut acc = W::Sum::zero();
     let mut paths = 0u32;
@@ -322,8 +334,7 @@ pub(crate) fn expand<R: Rules, W: Weights>(
                 }
             } else {
                 let (key, t) = rules.canonical(s);
-                made.records.push(Record::new(key, i, t));
-                made.shards.push(shard_of(&key, shard_bits) as u16);
+                made.push(Record::new(key, i, t), shard_of(&key, shard_bits) as u16);
             }
         }
     }
@@ -1234,8 +1245,7 @@ mod tests {
         let mut made = Made::<u32>::default();
         let mut buckets = Buckets::default();
         for (round, shards) in [(0u32, 16usize), (1, 4), (2, 1), (3, 64)] {
-            made.records.clear();
-            made.shards.clear();
+            made.start(0);
             let mut x = 12345u32 + round;
             for i in 0..1000u32 {
                 x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
@@ -1245,8 +1255,7 @@ mod tests {
                 } else {
                     (x >> 8) as usize % 2 % shards
                 };
-                made.records.push(Record { key: x, tag: i });
-                made.shards.push(s as u16);
+                made.push(Record { key: x, tag: i }, s as u16);
             }
             buckets.group(&made, shards);
             assert_eq!(buckets.records.len(), made.records.len());
@@ -1264,8 +1273,7 @@ mod tests {
             }
             buckets = chunk.buckets;
         }
-        made.records.clear();
-        made.shards.clear();
+        made.start(0);
         buckets.group(&made, 8);
         assert_eq!(buckets.records.len(), 0);
         assert_eq!(buckets.starts, vec![0; 9]);

@@ -174,6 +174,9 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
     let empty5_12 = "12\n0 0 0 0 0\n0 0 0 0 0\n0 0 0 0 0\n0 0 0 0 0\n0 0 0 0 0\n";
     let corner3 = "40\n1 0 0\n0 0 0\n0 0 0\n";
     let edge3 = "40\n0 1 0\n0 0 0\n0 0 0\n";
+    // Two dice that no symmetry keeps in place: 8 lanes a position, and a frontier of the
+    // corner's size (the public cases with dice fill their boards within a few milliseconds).
+    let two3 = "40\n1 0 0\n0 0 0\n0 2 0\n";
     Ok(vec![
         public12,
         public12_one,
@@ -211,6 +214,9 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
             .expect("503115192"),
         Workload::one("edge3x3-d40", edge3).expect("48694429"),
         Workload::one("edge3x3-d40 (vs 1 thread)", edge3).against(&["--threads", "1"]),
+        Workload::one("twodice3x3-d40", two3).expect("635044267"),
+        Workload::one("twodice3x3-d40-1thread", two3).args(&["--threads", "1"]).expect("635044267"),
+        Workload::one("twodice3x3-d40 (vs 1 thread)", two3).against(&["--threads", "1"]),
         Workload::one("empty5x5-d12", empty5_12).general().memory().expect("686111104"),
         Workload::one("empty5x5-d12 (vs portable backend)", empty5_12)
             .against(&["--backend", "portable"])

@@ -190,18 +190,28 @@ mod tests {
         assert_eq!(kept.pick(1000, MANY), Fill::Owned);
     }
 
+    /// The choice after `TRIALS` depths and the ways it picked, the timed trial `i` of way
+    /// `fill` taking `cost(fill, i)` seconds a successor (the warm-up a second).
+    fn picks_by(cost: impl Fn(Fill, u32) -> f64) -> (Choice, Vec<Fill>) {
+        let mut choice = Choice::new(Fill::Auto);
+        let seen = (0..TRIALS)
+            .map(|depth| {
+                let fill = choice.pick(1000, MANY);
+                let seconds = match depth.checked_sub(WARM_UP) {
+                    None => 1.0,
+                    Some(timed) => cost(fill, timed) * 1000.0,
+                };
+                choice.record(seconds, 1000);
+                fill
+            })
+            .collect();
+        (choice, seen)
+    }
+
     /// The ways picked over `TRIALS` depths, each way taking `per` seconds a successor
     /// (owned, one lock) but in the warm-up.
     fn picks(per: [f64; 2]) -> Vec<Fill> {
-        let mut choice = Choice::new(Fill::Auto);
-        (0..TRIALS)
-            .map(|depth| {
-                let fill = choice.pick(1000, MANY);
-                let way = usize::from(fill == Fill::OneLock);
-                choice.record(if depth < WARM_UP { 1.0 } else { per[way] * 1000.0 }, 1000);
-                fill
-            })
-            .collect()
+        picks_by(|fill, _| per[usize::from(fill == Fill::OneLock)]).1
     }
 
     /// One pair of timed trials does not decide, however clear: both ways run every trial.
@@ -214,16 +224,11 @@ mod tests {
         // As on the 3x3 boards with dice on an AMD EPYC: the ways cost the same at the first
         // pair's depths, and owned more at the second's; the host slows the first pair's
         // one-lock depth, which then looks 1.3 times as slow. The second pair sets it right.
-        let mut choice = Choice::new(Fill::Auto);
-        for depth in 0..TRIALS {
-            let fill = choice.pick(1000, MANY);
-            let per = match (fill, depth.saturating_sub(WARM_UP)) {
-                (OneLock, 0) => 1.3e-9,
-                (Owned, 3) => 1.4e-9,
-                _ => 1e-9,
-            };
-            choice.record(if depth < WARM_UP { 1.0 } else { per * 1000.0 }, 1000);
-        }
+        let (mut choice, _) = picks_by(|fill, timed| match (fill, timed) {
+            (OneLock, 0) => 1.3e-9,
+            (Owned, 3) => 1.4e-9,
+            _ => 1e-9,
+        });
         assert_eq!(choice.pick(1000, MANY), OneLock);
     }
 

@@ -177,6 +177,9 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
     // Two dice that no symmetry keeps in place: 8 lanes a position, and a frontier of the
     // corner's size (the public cases with dice fill their boards within a few milliseconds).
     let two3 = "40\n1 0 0\n0 0 0\n0 2 0\n";
+    // Three dice, 8 lanes: a middle-sized frontier (at most 72 thousand positions, a few
+    // megabytes), between the public cases' and the corner's.
+    let three3 = "40\n4 0 0\n4 0 0\n0 0 1\n";
     Ok(vec![
         public12,
         public12_one,
@@ -217,6 +220,9 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
         Workload::one("twodice3x3-d40", two3).expect("635044267"),
         Workload::one("twodice3x3-d40-1thread", two3).args(&["--threads", "1"]).expect("635044267"),
         Workload::one("twodice3x3-d40 (vs 1 thread)", two3).against(&["--threads", "1"]),
+        Workload::one("threedice3x3-d40", three3).expect("894533180"),
+        Workload::one("threedice3x3-d40-1thread", three3).args(&["--threads", "1"]).expect("894533180"),
+        Workload::one("threedice3x3-d40 (vs 1 thread)", three3).against(&["--threads", "1"]),
         Workload::one("empty5x5-d12", empty5_12).general().memory().expect("686111104"),
         Workload::one("empty5x5-d12 (vs portable backend)", empty5_12)
             .against(&["--backend", "portable"])

@@ -737,7 +737,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// The last depth: every position's successors end their paths.
     fn last_depth(&mut self) -> Result<W::Sum> {
         let t = Instant::now();
-        let parallel = self.parallel();
+        // On one thread where the fill's trials found the threads no faster.
+        let parallel = self.parallel() && !self.fill.one_thread();
         let mut sum = W::Sum::zero();
         self.for_each_source(|s| {
             s.plan_pass(parallel);
@@ -756,7 +757,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// it expansion).
     fn last_two(&mut self, done: u32) -> Result<[(DepthStats, W::Sum); 2]> {
         let t = Instant::now();
-        let parallel = self.parallel();
+        // On one thread where the fill's trials found the threads no faster.
+        let parallel = self.parallel() && !self.fill.one_thread();
         let depth = done + 1;
         let mut first = (DepthStats { depth, ..DepthStats::default() }, W::Sum::zero());
         let mut second = (DepthStats { depth: depth + 1, ..DepthStats::default() }, W::Sum::zero());
@@ -804,12 +806,15 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         // all fill one set (one lock); else records go through shards, a block at a time.
         // Depths `stats.depth..=target` are left to make: at most that many fills.
         let fills_left = target.saturating_add(1).saturating_sub(stats.depth);
-        let fill = (parallel && single).then(|| self.fill.pick(total, fills_left));
+        let pick = (parallel && single).then(|| self.fill.pick(total, fills_left));
+        // One thread, when the fill's trials found the threads no faster here.
+        let spread = parallel && pick != Some(None);
+        let (fill, threads) = (pick.flatten(), if spread { threads } else { 1 });
         stats.fill = fill;
         let shard_bits = match fill {
             Some(Fill::Owned) => threads.next_power_of_two().trailing_zeros(),
             Some(_) => 0,
-            None if parallel => shard_bits_for(total, position, threads),
+            None if spread => shard_bits_for(total, position, threads),
             None => 0,
         };
         let resident = plan.resident as f64 / plan.parts() as f64;
@@ -823,8 +828,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             // In an owned fill each shard is cleared by its owner; else on the pool when the
             // depth is parallel: the shards spread over the threads, and a large one (the one
             // set of a one-lock fill) in pieces ([`OnPool`]).
-            for_each_mut(parallel, self.next.shards_mut(), |_, s| {
-                if parallel {
+            for_each_mut(spread, self.next.shards_mut(), |_, s| {
+                if spread {
                     s.reset_with(shard_bits, expect, &OnPool);
                 } else {
                     s.reset(shard_bits, expect);
@@ -832,7 +837,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             });
         }
         let cleared = clearing.elapsed().as_secs_f64();
-        let mode = Mode { parallel, fill, shard_bits, threads, mail, expect, prefault, cleared };
+        let mode = Mode { parallel: spread, fill, shard_bits, threads, mail, expect, prefault, cleared };
         let pool = if plan.spills() { Some(self.storage.pool()?) } else { None };
         let outbox = (plan.spills() || remote).then(|| Outbox::new(plan, pool, self.ranks));
         let (mut ended, mut records) = (W::Sum::zero(), 0usize);
@@ -842,6 +847,10 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             records += r;
             Ok(())
         })?;
+        if single && !spread {
+            // What the fill's trials must beat.
+            self.fill.record_one_thread(clearing.elapsed().as_secs_f64(), records as u64, total);
+        }
         if let (true, Some(outbox)) = (remote, &outbox) {
             // This rank's sources are done: its last mail goes, and it takes what the others
             // send until every rank is done.

@@ -23,6 +23,16 @@
 //! start only where [`FILLS_AFTER_TRIALS`] fills or more would follow them; a shorter run
 //! takes the owned fill, and a run near its end keeps the way it has. Both give the same
 //! answer and statistics: only the order of the slots differs, and every sum is a wrapping one.
+//!
+//! Neither way may be faster than one thread: a core the host gives to others for
+//! milliseconds at a time (a busy virtual machine's second vCPU) leaves the other thread to
+//! do every chunk, wait for the lock or take the posts at the end. So [`Choice`] also keeps
+//! the time of the last two depths run on one thread; when the faster way's trials took
+//! [`ONE_THREAD_MARGIN`] times as long a successor or longer, the depths after them run on
+//! one thread (until the frontier
+//! has grown [`RETRY_GROWTH`] times, when both ways are tried again against the depths on one
+//! thread just before). Only a measure from a frontier within [`RETRY_GROWTH`] times the
+//! trials' counts: a successor costs more in a larger set.
 
 /// How the threads of a parallel depth fill a next frontier that stays in memory (the
 /// command line's `--fill`). The answer never depends on it.
@@ -64,6 +74,12 @@ const WARM_UP: u32 = 2;
 /// where it loses (the Intel Xeons).
 const FILLS_AFTER_TRIALS: u32 = 2;
 
+/// How many times as long a successor the faster way's trials must take as the last two depths
+/// on one thread for [`Choice`] to keep one thread. Those depths come before the trials, from
+/// a frontier up to [`RETRY_GROWTH`] times smaller, whose set sits in nearer caches: a
+/// successor there costs less than at the trials' sizes, on one thread as on two.
+const ONE_THREAD_MARGIN: f64 = 1.25;
+
 /// How many times its size a frontier grows past the last trials before [`Choice`] tries both
 /// ways again: which is faster changes with the size (with how much of a set the caches
 /// hold).
@@ -80,30 +96,52 @@ pub(crate) struct Choice {
     tried: u32,
     /// The way of the trial under way: picked, not yet recorded.
     trial: Option<Fill>,
-    /// The way kept after the trials.
-    kept: Option<Fill>,
+    /// What was kept after the trials.
+    kept: Option<Kept>,
     /// The size of the frontier at the last trial: trials come again at [`RETRY_GROWTH`]
     /// times it.
     tried_at: usize,
+    /// Seconds, successors and frontier size of the last two depths run on one thread (the
+    /// latest second), which the trials' ways must beat.
+    one_thread: [(f64, u64, usize); 2],
+}
+
+/// What [`Choice`] keeps after its trials: one thread, or a way to fill on all of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kept {
+    OneThread,
+    Way(Fill),
+}
+
+impl Kept {
+    /// The fill of a depth run this way ([`Choice::pick`]).
+    fn fill(self) -> Option<Fill> {
+        match self {
+            Kept::OneThread => None,
+            Kept::Way(fill) => Some(fill),
+        }
+    }
 }
 
 impl Choice {
     pub(crate) fn new(asked: Fill) -> Self {
-        Choice { asked, trials: [(0.0, 0); 2], tried: 0, trial: None, kept: None, tried_at: 0 }
+        let one_thread = [(0.0, 0, 0); 2];
+        Choice { asked, trials: [(0.0, 0); 2], tried: 0, trial: None, kept: None, tried_at: 0, one_thread }
     }
 
     /// How to fill the next frontier of a parallel depth whose frontier has `positions`
     /// positions, with at most `fills_left` fills of a run left, this one included (never
-    /// [`Fill::Auto`]); when the depth is a trial, [`Choice::record`] takes its time.
-    pub(crate) fn pick(&mut self, positions: usize, fills_left: u32) -> Fill {
+    /// [`Fill::Auto`]), or `None`: on one thread, the trials' ways having been no faster; when
+    /// the depth is a trial, [`Choice::record`] takes its time.
+    pub(crate) fn pick(&mut self, positions: usize, fills_left: u32) -> Option<Fill> {
         self.trial = None;
         if self.asked != Fill::Auto {
-            return self.asked;
+            return Some(self.asked);
         }
         let worth_trials = fills_left >= TRIALS + FILLS_AFTER_TRIALS;
         match self.kept {
-            Some(kept) if positions / RETRY_GROWTH < self.tried_at || !worth_trials => return kept,
-            None if self.tried == 0 && !worth_trials => return Fill::Owned,
+            Some(kept) if positions / RETRY_GROWTH < self.tried_at || !worth_trials => return kept.fill(),
+            None if self.tried == 0 && !worth_trials => return Some(Fill::Owned),
             Some(_) => {
                 // Trials again, with no warm-up: both ways have run.
                 (self.kept, self.trials, self.tried) = (None, [(0.0, 0); 2], WARM_UP);
@@ -112,7 +150,19 @@ impl Choice {
         }
         let fill = if self.tried.is_multiple_of(2) { Fill::OneLock } else { Fill::Owned };
         (self.trial, self.tried_at) = (Some(fill), positions);
-        fill
+        Some(fill)
+    }
+
+    /// True when the trials found one thread the fastest, for the depths that
+    /// [`Choice::pick`] does not see (the last ones, which insert nothing).
+    pub(crate) fn one_thread(&self) -> bool {
+        self.kept == Some(Kept::OneThread)
+    }
+
+    /// Takes the time a depth on one thread took for `successors` successors from a frontier
+    /// of `positions` positions (a depth that filled a set in memory).
+    pub(crate) fn record_one_thread(&mut self, seconds: f64, successors: u64, positions: usize) {
+        self.one_thread = [self.one_thread[1], (seconds, successors, positions)];
     }
 
     /// Takes the time the depth last picked took for `successors` successors, when it was a
@@ -130,7 +180,15 @@ impl Choice {
             // measured is not kept.
             let [(owned_s, owned_n), (lock_s, lock_n)] = self.trials;
             let lock_faster = lock_n > 0 && lock_s * owned_n as f64 <= owned_s * lock_n as f64;
-            self.kept = Some(if lock_faster { Fill::OneLock } else { Fill::Owned });
+            let (way, s, n) =
+                if lock_faster { (Fill::OneLock, lock_s, lock_n) } else { (Fill::Owned, owned_s, owned_n) };
+            // The depths on one thread, when both were measured from a frontier near the
+            // trials' sizes.
+            let [(s1, n1, p1), (s2, n2, p2)] = self.one_thread;
+            let near = n1 > 0 && n2 > 0 && p1.min(p2).saturating_mul(RETRY_GROWTH) >= self.tried_at;
+            let (one_s, one_n) = (s1 + s2, n1 + n2);
+            let one_faster = near && n > 0 && one_s * n as f64 * ONE_THREAD_MARGIN <= s * one_n as f64;
+            self.kept = Some(if one_faster { Kept::OneThread } else { Kept::Way(way) });
         }
     }
 }
@@ -139,6 +197,13 @@ impl Choice {
 mod tests {
     use super::*;
 
+    impl Choice {
+        /// [`Choice::pick`] where no depth on one thread was measured: always a way.
+        fn way(&mut self, positions: usize, fills_left: u32) -> Fill {
+            self.pick(positions, fills_left).expect("a way to fill, never one thread")
+        }
+    }
+
     /// Fills left in a long run: enough for trials at every depth of these tests.
     const MANY: u32 = 1000;
 
@@ -146,8 +211,15 @@ mod tests {
     /// but the warm-up trials, which take the other way's time and a second more.
     fn after_trials(per: [f64; 2]) -> Choice {
         let mut choice = Choice::new(Fill::Auto);
+        run_trials(&mut choice, per);
+        choice
+    }
+
+    /// Runs a first set of trials on `choice` as [`after_trials`] does, at frontiers of 1000
+    /// positions.
+    fn run_trials(choice: &mut Choice, per: [f64; 2]) {
         for depth in 0..TRIALS {
-            let fill = choice.pick(1000, MANY);
+            let fill = choice.way(1000, MANY);
             assert_ne!(fill, Fill::Auto);
             let successors = 1000 + 100 * u64::from(depth);
             let mut way = usize::from(fill == Fill::OneLock);
@@ -157,7 +229,72 @@ mod tests {
             }
             choice.record(per[way] * successors as f64 + extra, successors);
         }
+    }
+
+    /// A choice whose last two depths on one thread took `per` seconds a successor, from
+    /// frontiers of `positions` positions.
+    fn after_one_thread(per: f64, positions: usize) -> Choice {
+        let mut choice = Choice::new(Fill::Auto);
+        for successors in [900, 950] {
+            choice.record_one_thread(per * successors as f64, successors, positions);
+        }
         choice
+    }
+
+    /// As on a virtual machine whose host takes the second vCPU away: both ways slower than
+    /// one thread (by `ONE_THREAD_MARGIN` or more), which the depths after the trials then
+    /// keep to. A way slower by less than that is kept.
+    #[test]
+    fn one_thread_is_kept_where_neither_way_is_faster() {
+        for per in [[1.3e-9, 1.4e-9], [2e-9, 1.25e-9], [1.26e-9, 1.26e-9]] {
+            let mut choice = after_one_thread(1e-9, 900);
+            run_trials(&mut choice, per);
+            assert_eq!(choice.pick(1000, MANY), None, "{per:?}");
+            assert!(choice.one_thread());
+        }
+        for (per, way) in [([1.3e-9, 1.24e-9], Fill::OneLock), ([0.5e-9, 2e-9], Fill::Owned)] {
+            let mut choice = after_one_thread(1e-9, 900);
+            run_trials(&mut choice, per);
+            assert_eq!(choice.pick(1000, MANY), Some(way), "{per:?}");
+            assert!(!choice.one_thread());
+        }
+    }
+
+    /// A measure on one thread counts only from a frontier within `RETRY_GROWTH` times the
+    /// trials' sizes (a successor costs less in a smaller set), and only of two depths.
+    #[test]
+    fn one_thread_counts_only_near_the_trials_and_over_two_depths() {
+        let mut far = after_one_thread(1e-9, 1000 / RETRY_GROWTH - 1);
+        run_trials(&mut far, [2e-9, 1.9e-9]);
+        assert_eq!(far.pick(1000, MANY), Some(Fill::OneLock));
+        let mut one = Choice::new(Fill::Auto);
+        one.record_one_thread(1e-6, 1000, 1000);
+        run_trials(&mut one, [2e-9, 1.9e-9]);
+        assert_eq!(one.pick(1000, MANY), Some(Fill::OneLock));
+    }
+
+    /// Kept to one thread, a run tries both ways again once its frontier has grown
+    /// `RETRY_GROWTH` times, against the depths on one thread just before; and a way is
+    /// kept again when it is the faster (the host gave the vCPU back).
+    #[test]
+    fn after_one_thread_both_ways_again_as_the_frontier_grows() {
+        let mut choice = after_one_thread(1e-9, 900);
+        run_trials(&mut choice, [2e-9, 2e-9]);
+        let grown = 1000 * RETRY_GROWTH;
+        assert_eq!(choice.pick(grown - 1, MANY), None);
+        for successors in [9000, 9500] {
+            choice.record_one_thread(1e-9 * successors as f64, successors, grown - 1);
+        }
+        let mut seen = Vec::new();
+        for _ in 0..TRIALS - WARM_UP {
+            let fill = choice.way(grown, MANY);
+            seen.push(fill);
+            let per = if fill == Fill::OneLock { 0.6e-9 } else { 0.8e-9 };
+            choice.record(per * 1000.0, 1000);
+        }
+        assert_eq!(seen, [Fill::OneLock, Fill::Owned].repeat(seen.len() / 2));
+        assert_eq!(choice.pick(grown, MANY), Some(Fill::OneLock));
+        assert!(!choice.one_thread());
     }
 
     /// The names are those that clap and serde derive (`--fill`, JSON).
@@ -173,21 +310,21 @@ mod tests {
         let mut choice = Choice::new(Fill::Auto);
         let mut seen = Vec::new();
         for _ in 0..TRIALS {
-            let fill = choice.pick(1000, MANY);
+            let fill = choice.way(1000, MANY);
             seen.push(fill);
             choice.record(1.0, 1000);
         }
         assert_eq!(seen, [Fill::OneLock, Fill::Owned].repeat(TRIALS as usize / 2));
         // Clearly faster (twice) or barely (a tenth): kept either way.
-        assert_eq!(after_trials([2e-9, 1e-9]).pick(1000, MANY), Fill::OneLock);
-        assert_eq!(after_trials([1e-9, 2e-9]).pick(1000, MANY), Fill::Owned);
-        assert_eq!(after_trials([1.1e-9, 1e-9]).pick(1000, MANY), Fill::OneLock);
-        assert_eq!(after_trials([1e-9, 1.1e-9]).pick(1000, MANY), Fill::Owned);
+        assert_eq!(after_trials([2e-9, 1e-9]).way(1000, MANY), Fill::OneLock);
+        assert_eq!(after_trials([1e-9, 2e-9]).way(1000, MANY), Fill::Owned);
+        assert_eq!(after_trials([1.1e-9, 1e-9]).way(1000, MANY), Fill::OneLock);
+        assert_eq!(after_trials([1e-9, 1.1e-9]).way(1000, MANY), Fill::Owned);
         // The choice is kept: later depths do not change it.
         let mut kept = after_trials([1e-9, 2e-9]);
-        assert_eq!(kept.pick(1000, MANY), Fill::Owned);
+        assert_eq!(kept.way(1000, MANY), Fill::Owned);
         kept.record(0.0, 1_000_000);
-        assert_eq!(kept.pick(1000, MANY), Fill::Owned);
+        assert_eq!(kept.way(1000, MANY), Fill::Owned);
     }
 
     /// The choice after `TRIALS` depths and the ways it picked, the timed trial `i` of way
@@ -196,7 +333,7 @@ mod tests {
         let mut choice = Choice::new(Fill::Auto);
         let seen = (0..TRIALS)
             .map(|depth| {
-                let fill = choice.pick(1000, MANY);
+                let fill = choice.way(1000, MANY);
                 let seconds = match depth.checked_sub(WARM_UP) {
                     None => 1.0,
                     Some(timed) => cost(fill, timed) * 1000.0,
@@ -229,7 +366,7 @@ mod tests {
             (Owned, 3) => 1.4e-9,
             _ => 1e-9,
         });
-        assert_eq!(choice.pick(1000, MANY), OneLock);
+        assert_eq!(choice.way(1000, MANY), OneLock);
     }
 
     /// A run too near its end for trials to pay takes the owned fill without any, and keeps
@@ -239,36 +376,36 @@ mod tests {
         let enough = TRIALS + FILLS_AFTER_TRIALS;
         let mut choice = Choice::new(Fill::Auto);
         for left in (1..enough).rev() {
-            assert_eq!(choice.pick(1000, left), Fill::Owned);
+            assert_eq!(choice.way(1000, left), Fill::Owned);
             choice.record(1.0, 1000);
         }
-        assert_eq!(choice.pick(1000, enough), Fill::OneLock, "trials where enough follow");
+        assert_eq!(choice.way(1000, enough), Fill::OneLock, "trials where enough follow");
         let mut kept = after_trials([2e-9, 1e-9]);
-        assert_eq!(kept.pick(1000 * RETRY_GROWTH, enough - 1), Fill::OneLock);
-        assert_eq!(kept.pick(1000 * RETRY_GROWTH, enough), Fill::OneLock);
+        assert_eq!(kept.way(1000 * RETRY_GROWTH, enough - 1), Fill::OneLock);
+        assert_eq!(kept.way(1000 * RETRY_GROWTH, enough), Fill::OneLock);
         kept.record(1.0, 1000);
-        assert_eq!(kept.pick(1000 * RETRY_GROWTH, enough), Fill::Owned, "trials again");
+        assert_eq!(kept.way(1000 * RETRY_GROWTH, enough), Fill::Owned, "trials again");
     }
 
     #[test]
     fn trials_come_again_as_the_frontier_grows_unless_a_way_is_asked_for() {
         let mut kept = after_trials([2e-9, 1e-9]);
         let grown = 1000 * RETRY_GROWTH;
-        assert_eq!(kept.pick(grown - 1, MANY), Fill::OneLock);
+        assert_eq!(kept.way(grown - 1, MANY), Fill::OneLock);
         // Grown enough: both ways again (no warm-up), owned now the faster.
         let mut seen = Vec::new();
         for depth in 0..TRIALS - WARM_UP {
-            let fill = kept.pick(grown << depth, MANY);
+            let fill = kept.way(grown << depth, MANY);
             seen.push(fill);
             let per = if fill == Fill::Owned { 1e-9 } else { 1.1e-9 };
             kept.record(per * 1000.0, 1000);
         }
         assert_eq!(seen, [Fill::OneLock, Fill::Owned].repeat(seen.len() / 2));
-        assert_eq!(kept.pick(grown, MANY), Fill::Owned);
+        assert_eq!(kept.way(grown, MANY), Fill::Owned);
         for asked in [Fill::Owned, Fill::OneLock] {
             let mut choice = Choice::new(asked);
             for positions in [10, 10 << 20] {
-                assert_eq!(choice.pick(positions, MANY), asked);
+                assert_eq!(choice.way(positions, MANY), asked);
                 choice.record(1.0, 10);
             }
         }

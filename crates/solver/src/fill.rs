@@ -24,15 +24,14 @@
 //! takes the owned fill, and a run near its end keeps the way it has. Both give the same
 //! answer and statistics: only the order of the slots differs, and every sum is a wrapping one.
 //!
-//! Neither way may be faster than one thread: a core the host gives to others for
-//! milliseconds at a time (a busy virtual machine's second vCPU) leaves the other thread to
-//! do every chunk, wait for the lock or take the posts at the end. So [`Choice`] also keeps
-//! the time of the last two depths run on one thread; when the faster way's trials took
-//! [`ONE_THREAD_MARGIN`] times as long a successor or longer, the depths after them run on
-//! one thread (until the frontier
-//! has grown [`RETRY_GROWTH`] times, when both ways are tried again against the depths on one
-//! thread just before). Only a measure from a frontier within [`RETRY_GROWTH`] times the
-//! trials' counts: a successor costs more in a larger set.
+//! Neither way may lose to one thread: a core the host gives to others for milliseconds at a
+//! time (a busy virtual machine's second vCPU) leaves the other thread to do every chunk,
+//! wait for the lock or take the posts at the end. So [`Choice`] also keeps the time of the
+//! last two depths run on one thread; when the faster way's trials took [`ONE_THREAD_MARGIN`]
+//! times as long a successor or longer, the depths after them run on one thread, until the
+//! frontier has grown [`RETRY_GROWTH`] times and both ways are tried again against the depths
+//! on one thread just before. Those depths count only from frontiers within [`RETRY_GROWTH`]
+//! times the last trial's size: a successor costs more in a larger set.
 
 /// How the threads of a parallel depth fill a next frontier that stays in memory (the
 /// command line's `--fill`). The answer never depends on it.
@@ -153,8 +152,8 @@ impl Choice {
         Some(fill)
     }
 
-    /// True when the trials found one thread the fastest, for the depths that
-    /// [`Choice::pick`] does not see (the last ones, which insert nothing).
+    /// True when the trials kept one thread, for the depths that [`Choice::pick`] does not
+    /// see (the last ones, which insert nothing).
     pub(crate) fn one_thread(&self) -> bool {
         self.kept == Some(Kept::OneThread)
     }
@@ -245,7 +244,7 @@ mod tests {
     /// one thread (by `ONE_THREAD_MARGIN` or more), which the depths after the trials then
     /// keep to. A way slower by less than that is kept.
     #[test]
-    fn one_thread_is_kept_where_neither_way_is_faster() {
+    fn one_thread_is_kept_where_both_ways_lose_to_it_by_the_margin() {
         for per in [[1.3e-9, 1.4e-9], [2e-9, 1.25e-9], [1.26e-9, 1.26e-9]] {
             let mut choice = after_one_thread(1e-9, 900);
             run_trials(&mut choice, per);

@@ -697,6 +697,12 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         keys.min(most) as usize
     }
 
+    /// [`Search::parallel`] for the last depths (which insert nothing, so the fill never picks
+    /// for them): on one thread where the fill's trials kept one thread.
+    fn parallel_last(&self) -> bool {
+        self.parallel() && !self.fill.one_thread()
+    }
+
     /// True when the current depth is worth spreading over the thread pool: a frontier of
     /// [`PARALLEL_MIN`] positions or more, and, until the pool runs, enough work left in the
     /// run to pay for starting it ([`POOL_WORK_MIN`]).
@@ -737,8 +743,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// The last depth: every position's successors end their paths.
     fn last_depth(&mut self) -> Result<W::Sum> {
         let t = Instant::now();
-        // On one thread where the fill's trials found the threads no faster.
-        let parallel = self.parallel() && !self.fill.one_thread();
+        let parallel = self.parallel_last();
         let mut sum = W::Sum::zero();
         self.for_each_source(|s| {
             s.plan_pass(parallel);
@@ -757,8 +762,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// it expansion).
     fn last_two(&mut self, done: u32) -> Result<[(DepthStats, W::Sum); 2]> {
         let t = Instant::now();
-        // On one thread where the fill's trials found the threads no faster.
-        let parallel = self.parallel() && !self.fill.one_thread();
+        let parallel = self.parallel_last();
         let depth = done + 1;
         let mut first = (DepthStats { depth, ..DepthStats::default() }, W::Sum::zero());
         let mut second = (DepthStats { depth: depth + 1, ..DepthStats::default() }, W::Sum::zero());
@@ -821,6 +825,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let expect =
             (total as f64 * self.growth * 1.2 * resident / (1u64 << shard_bits) as f64) as usize + 16;
         let mail = self.budget.mail_bytes() / home::mail_record::<R::Key, W::Count>();
+        // A depth of parallel size kept to one thread pre-faults nothing: the other core is
+        // the one the host takes away.
         let prefault = if single && !parallel { self.prefault_ahead(total, stats.depth, target) } else { 0 };
         self.next.resize_shards(shard_bits);
         let clearing = Instant::now();

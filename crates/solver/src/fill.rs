@@ -175,21 +175,24 @@ impl Choice {
         }
         self.tried += 1;
         if self.tried >= TRIALS {
-            // Seconds a successor, compared without a division: a way with no successors
-            // measured is not kept.
-            let [(owned_s, owned_n), (lock_s, lock_n)] = self.trials;
-            let lock_faster = lock_n > 0 && lock_s * owned_n as f64 <= owned_s * lock_n as f64;
-            let (way, s, n) =
-                if lock_faster { (Fill::OneLock, lock_s, lock_n) } else { (Fill::Owned, owned_s, owned_n) };
+            // A way with no successors measured is not kept.
+            let [owned, lock] = self.trials;
+            let (way, timed) =
+                if faster(lock, owned, 1.0) { (Fill::OneLock, lock) } else { (Fill::Owned, owned) };
             // The depths on one thread, when both were measured from a frontier near the
             // trials' sizes.
             let [(s1, n1, p1), (s2, n2, p2)] = self.one_thread;
             let near = n1 > 0 && n2 > 0 && p1.min(p2).saturating_mul(RETRY_GROWTH) >= self.tried_at;
-            let (one_s, one_n) = (s1 + s2, n1 + n2);
-            let one_faster = near && n > 0 && one_s * n as f64 * ONE_THREAD_MARGIN <= s * one_n as f64;
-            self.kept = Some(if one_faster { Kept::OneThread } else { Kept::Way(way) });
+            let one = near && timed.1 > 0 && faster((s1 + s2, n1 + n2), timed, ONE_THREAD_MARGIN);
+            self.kept = Some(if one { Kept::OneThread } else { Kept::Way(way) });
         }
     }
+}
+
+/// True when `a` (seconds, successors) took no more time a successor than `b`, `margin` times
+/// over: compared without a division, and never when `a` measured no successors.
+fn faster(a: (f64, u64), b: (f64, u64), margin: f64) -> bool {
+    a.1 > 0 && a.0 * b.1 as f64 * margin <= b.0 * a.1 as f64
 }
 
 #[cfg(test)]

@@ -54,8 +54,8 @@ use crate::dispatch;
 use crate::fill::{self, Fill};
 use crate::home::{self, Away, Outbox, Part, Place, Pool, Scratch};
 use crate::kernels::{
-    add, own_hash, Batch, Bucketing, Chunk, Deal, Letters, Lined, Made, OneLock, Owned, Post, Routed, Split,
-    Waiting,
+    add, own_hash, Batches, Bucketing, Chunk, Deal, Letters, Lined, Made, OneLock, Owned, Post, Routed,
+    Split, Waiting,
 };
 use crate::stats::{peak_memory, DepthStats, Observer, RankSpread, RankSummary};
 use crate::weights::Weights;
@@ -139,7 +139,7 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     /// [`crate::kernels::direct`]'s batches, one a worker thread, kept from chunk to chunk
     /// and depth to depth: a fresh one a chunk was a heap allocation each time, which musl's
     /// allocator maps and unmaps (on several threads, a TLB flush of the others).
-    batches: PerWorker<Batch<R::Key, W::Count>>,
+    batches: PerWorker<Batches<R::Key, W::Count>>,
     /// [`crate::kernels::expand`]'s scratch, one a worker thread, kept like `batches`.
     made: PerWorker<Made<R::Key>>,
     /// The buffers of an [`Owned`] fill, one a worker thread, kept like `batches`.
@@ -215,7 +215,7 @@ type PerWorker<T> = Vec<Lined<Mutex<T>>>;
 
 /// Expands a chunk with a thread's batch buffer into a sink the function holds: returns the
 /// successors it stored.
-type ExpandChunk<'a, K, S, C> = dyn FnMut(&mut Chunk<K, S>, &mut Batch<K, C>) -> usize + 'a;
+type ExpandChunk<'a, K, S, C> = dyn FnMut(&mut Chunk<K, S>, &mut Batches<K, C>) -> usize + 'a;
 
 /// How the next frontier is filled from one source.
 #[derive(Clone, Copy, Debug)]
@@ -1045,10 +1045,10 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             // Thread `me` expands the chunks dealt to it into `sink`.
             let expand_dealt = |me: usize, sink: &mut ExpandChunk<'_, R::Key, W::Sum, W::Count>| {
                 // Each worker its own buffers: no lock is contended.
-                let batch = &mut *batches[me % batches.len()].lock().unwrap_or_else(|e| e.into_inner());
+                let buffers = &mut *batches[me % batches.len()].lock().unwrap_or_else(|e| e.into_inner());
                 while let Some(i) = deal.next(me) {
                     let c = &mut **chunks[i].lock().unwrap_or_else(|e| e.into_inner());
-                    c.records = sink(c, batch);
+                    c.records = sink(c, buffers);
                 }
             };
             if fill == Fill::Owned {
@@ -1076,8 +1076,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                     }
                     let letters = &mut *letters[me].lock().unwrap_or_else(|e| e.into_inner());
                     let mut sink = Owned::new(&sets, shard_bits, post, letters);
-                    expand_dealt(me, &mut |c, batch| {
-                        dispatch::direct(rules, weights, cur, c, &mut sink, batch, count_boards)
+                    expand_dealt(me, &mut |c, buffers| {
+                        dispatch::direct(rules, weights, cur, c, &mut sink, buffers, count_boards)
                     });
                     sink.finish(&done, threads);
                 });
@@ -1091,8 +1091,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                     let me = ctx.index();
                     let waiting = &mut *waiting[me].lock().unwrap_or_else(|e| e.into_inner());
                     let mut sink = OneLock::new(&set, waiting);
-                    expand_dealt(me, &mut |c, batch| {
-                        dispatch::direct(rules, weights, cur, c, &mut sink, batch, count_boards)
+                    expand_dealt(me, &mut |c, buffers| {
+                        dispatch::direct(rules, weights, cur, c, &mut sink, buffers, count_boards)
                     });
                     sink.finish();
                 });
@@ -1163,7 +1163,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             gather_buckets(&mut self.chunks);
         } else {
             let t0 = Instant::now();
-            let batch = &mut *batches[0].lock().unwrap_or_else(|e| e.into_inner());
+            let buffers = &mut *batches[0].lock().unwrap_or_else(|e| e.into_inner());
             match outbox {
                 None => {
                     let set = next.shard_mut(0);
@@ -1181,7 +1181,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                         StopOnDrop(stop)
                     });
                     for c in chunks.iter_mut() {
-                        records += dispatch::direct(rules, weights, cur, c, set, batch, count_boards);
+                        records += dispatch::direct(rules, weights, cur, c, set, buffers, count_boards);
                         gather(c, ended_set);
                     }
                 }
@@ -1190,7 +1190,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                     for c in self.chunks.iter_mut() {
                         let set = next.shard_mut(0);
                         let mut routed = Routed { set, sender: outbox.sender(), split: &mut split };
-                        records += dispatch::direct(rules, weights, cur, c, &mut routed, batch, count_boards);
+                        records +=
+                            dispatch::direct(rules, weights, cur, c, &mut routed, buffers, count_boards);
                         // The sender (this thread's writers) goes before the mail is taken.
                         drop(routed);
                         gather(c, &mut self.ended);

@@ -52,7 +52,7 @@ pub(crate) struct Record<K: Copy> {
 impl<K: Copy> Record<K> {
     #[inline(always)]
     fn new(key: K, parent: usize, t: u8) -> Self {
-        Record { key, tag: (parent as u32) << 3 | t as u32 }
+        Record { key, tag: tag(parent, t) }
     }
 
     /// The counts it brings: its parent's (in `parents`, the slots of its chunk), carried
@@ -67,9 +67,34 @@ impl<K: Copy> Record<K> {
     where
         K: PackedKey,
     {
-        let tag = self.tag;
-        weights.carry(rules, &parents.get((tag >> 3) as usize), (tag & 7) as u8)
+        carried(rules, weights, parents, self.tag)
     }
+}
+
+/// A successor's `parent << 3 | t` (see [`Record`]).
+#[inline(always)]
+fn tag(parent: usize, t: u8) -> u32 {
+    (parent as u32) << 3 | u32::from(t)
+}
+
+/// The counts a successor tagged `tag` brings: its parent's (in `parents`, the slots of its
+/// chunk), carried through the symmetry that canonicalised it.
+#[inline(always)]
+fn carried<R: Rules, W: Weights>(
+    rules: &R,
+    weights: W,
+    parents: Tallies<'_, R::Key, W::Count>,
+    tag: u32,
+) -> W::Count {
+    weights.carry(rules, &parents.get((tag >> 3) as usize), (tag & 7) as u8)
+}
+
+/// The set into which [`direct`] inserts its successors lean (see [`Batches`]): `sink`, when
+/// it is one set taking them at once, for counts of more than 8 bytes (lanes, coset lanes; an
+/// orbit mass costs a batch no more bytes than a tag does).
+#[inline(always)]
+fn lean_set<K: PackedKey, C: Tally>(sink: &mut impl Sink<K, C>) -> Option<&mut frontier::CountSet<K, C>> {
+    sink.set_at_once().filter(|_| std::mem::size_of::<C>() > 8)
 }
 
 /// The records of one chunk grouped by the next shard of their keys: shard `s`'s are
@@ -361,6 +386,18 @@ pub(crate) trait Sink<K, C> {
     fn insert_buffer(&mut self, batch: &mut Batch<K, C>, len: usize) {
         self.insert(&mut batch[..len]);
     }
+
+    /// The set the sink is, when it is one set that takes every successor as it comes: a
+    /// batch for it may then give each successor's parent and symmetry instead of its counts
+    /// (see [`direct`]).
+    #[inline(always)]
+    fn set_at_once(&mut self) -> Option<&mut frontier::CountSet<K, C>>
+    where
+        K: PackedKey,
+        C: Tally,
+    {
+        None
+    }
 }
 
 impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::CountSet<K, C> {
@@ -372,6 +409,11 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::CountSet<K, C> {
     #[inline(always)]
     fn insert(&mut self, batch: &mut [(u64, K, C)]) {
         self.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
+    }
+
+    #[inline(always)]
+    fn set_at_once(&mut self) -> Option<&mut frontier::CountSet<K, C>> {
+        Some(self)
     }
 }
 
@@ -389,6 +431,15 @@ impl<K, C, S: Sink<K, C>> Sink<K, C> for &mut S {
     #[inline(always)]
     fn insert_buffer(&mut self, batch: &mut Batch<K, C>, len: usize) {
         (**self).insert_buffer(batch, len)
+    }
+
+    #[inline(always)]
+    fn set_at_once(&mut self) -> Option<&mut frontier::CountSet<K, C>>
+    where
+        K: PackedKey,
+        C: Tally,
+    {
+        (**self).set_at_once()
     }
 }
 
@@ -1015,6 +1066,24 @@ const DIRECT_BATCH: usize = 192;
 /// [`direct`]'s batch of successors: hash, canonical key and counts.
 pub(crate) type Batch<K, C> = Vec<(u64, K, C)>;
 
+/// A thread's buffers for [`direct`]'s batches, kept from chunk to chunk: with counts, or
+/// lean (hash, canonical key and `parent << 3 | t`, as in a [`Record`]), for counts larger
+/// than 8 bytes going into a [`Sink::set_at_once`]. A lean successor is a third of the bytes
+/// of one with eight lanes, and its counts are permuted as they go in, from a parent whose
+/// slot a few successors before it brought into the nearest cache.
+pub(crate) struct Batches<K, C> {
+    /// Successors with their counts.
+    counted: Batch<K, C>,
+    /// Lean successors.
+    lean: Vec<(u64, K, u32)>,
+}
+
+impl<K, C> Default for Batches<K, C> {
+    fn default() -> Self {
+        Batches { counted: Vec::new(), lean: Vec::new() }
+    }
+}
+
 /// Expands one chunk straight into the next frontier's only set (the one-thread path): full
 /// successors into `c.acc` (and `c.full` when counting boards), the others canonicalised and
 /// inserted in batches. Returns the number of successors inserted.
@@ -1032,7 +1101,7 @@ pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
     cur: &Frontier<R::Key, W::Count>,
     c: &mut Chunk<R::Key, W::Sum>,
     set: &mut S,
-    batch: &mut Batch<R::Key, W::Count>,
+    batches: &mut Batches<R::Key, W::Count>,
     count_boards: bool,
 ) -> usize {
     const { assert!(DIRECT_BATCH + R::MANY * R::BUFFER <= SUCCESSORS && R::MANY <= MANY_MAX) };
@@ -1043,18 +1112,22 @@ pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
     let mut full = std::mem::take(&mut c.full);
     full.clear();
     // Written by index below, never read past what was written.
-    batch.resize(DIRECT_BATCH + R::MANY * R::BUFFER, (0, R::Key::ZERO, W::Count::zero()));
+    if lean_set(set).is_some() {
+        batches.lean.resize(DIRECT_BATCH + R::MANY * R::BUFFER, (0, R::Key::ZERO, 0));
+    } else {
+        batches.counted.resize(DIRECT_BATCH + R::MANY * R::BUFFER, (0, R::Key::ZERO, W::Count::zero()));
+    }
     let mut out = Expanded { parents: c.parents(cur), acc: W::Sum::zero(), paths: 0, records: 0, full };
     let mut m = 0;
     let mut positions = c.positions(cur);
     while let Some(n) = next_successors(rules, &mut positions, &mut succ[m..], &mut from[m..]) {
         m += n;
         if m >= DIRECT_BATCH {
-            out.flush(rules, weights, &succ[..m], &from[..m], set, batch, count_boards);
+            out.flush(rules, weights, &succ[..m], &from[..m], set, batches, count_boards);
             m = 0;
         }
     }
-    out.flush(rules, weights, &succ[..m], &from[..m], set, batch, count_boards);
+    out.flush(rules, weights, &succ[..m], &from[..m], set, batches, count_boards);
     (c.full, c.acc, c.ended_paths) = (out.full, out.acc, out.paths);
     out.records
 }
@@ -1076,7 +1149,9 @@ struct Expanded<'a, K: PackedKey, C: Tally, S> {
 impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
     /// Handles the successors in `succ` (successor j from parent `from[j] >> 1`, which may
     /// fill the board when bit 0 is set): the full ones end their paths, the others are
-    /// canonicalised, their slots prefetched, and then inserted.
+    /// canonicalised, their slots prefetched, and then inserted: lean into a [`lean_set`]
+    /// (in a loop of its own: one loop with a branch on a constant, or over a closure that
+    /// stores a successor, is slower), else with their counts.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn flush<R: Rules<Key = K>, W: Weights<Count = C, Sum = S>, T: Sink<K, C>>(
@@ -1086,30 +1161,62 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
         succ: &[K],
         from: &[u32],
         set: &mut T,
-        batch: &mut Batch<K, C>,
+        batches: &mut Batches<K, C>,
         count_boards: bool,
     ) {
+        if let Some(set) = lean_set(set) {
+            let mut len = 0;
+            for (&s, &f) in succ.iter().zip(from) {
+                let i = (f >> 1) as usize;
+                if f & 1 != 0 && rules.is_full(s) {
+                    self.end(rules, weights, s, i, count_boards);
+                } else {
+                    let (key, t) = rules.canonical(s);
+                    let hash = frontier::key_hash(&key);
+                    set.prefetch_hash(hash);
+                    batches.lean[len] = (hash, key, tag(i, t));
+                    len += 1;
+                }
+            }
+            self.records += len;
+            let parents = self.parents;
+            let counts = |r: &(u64, K, u32)| carried(rules, weights, parents, r.2);
+            return set.insert_prefetched(&batches.lean[..len], |r| r.0, |r| r.1, counts);
+        }
         let mut len = 0;
         for (&s, &f) in succ.iter().zip(from) {
             let i = (f >> 1) as usize;
-            let n = self.parents.get(i);
             if f & 1 != 0 && rules.is_full(s) {
-                weights.end(&mut self.acc, &n, &rules.hashes(s));
-                self.paths = self.paths.wrapping_add(weights.paths(&n));
-                if count_boards {
-                    let (key, t) = rules.canonical(s);
-                    self.full.push(Record::new(key, i, t));
-                }
+                self.end(rules, weights, s, i, count_boards);
             } else {
                 let (key, t) = rules.canonical(s);
                 let hash = frontier::key_hash(&key);
                 set.prefetch_hash(hash);
-                batch[len] = (hash, key, weights.carry(rules, &n, t));
+                batches.counted[len] = (hash, key, weights.carry(rules, &self.parents.get(i), t));
                 len += 1;
             }
         }
         self.records += len;
-        set.insert_buffer(batch, len)
+        set.insert_buffer(&mut batches.counted, len)
+    }
+
+    /// Ends the paths at the full successor `s` of parent `i`.
+    #[inline(always)]
+    fn end<R: Rules<Key = K>, W: Weights<Count = C, Sum = S>>(
+        &mut self,
+        rules: &R,
+        weights: W,
+        s: K,
+        i: usize,
+        count_boards: bool,
+    ) {
+        let n = self.parents.get(i);
+        weights.end(&mut self.acc, &n, &rules.hashes(s));
+        self.paths = self.paths.wrapping_add(weights.paths(&n));
+        if count_boards {
+            let (key, t) = rules.canonical(s);
+            self.full.push(Record::new(key, i, t));
+        }
     }
 }
 

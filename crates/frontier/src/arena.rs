@@ -148,35 +148,7 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// which then costs no page until it is written.
     pub fn resize_prefaulting(&mut self, len: usize, ahead: usize, zeroer: &impl Zeroer) {
         if len > self.reserved() {
-            let size = std::mem::size_of::<T>().max(1);
-            let bytes = len.checked_mul(size).expect("array size overflows");
-            let bytes = bytes.max(DEFAULT_RESERVE_BYTES).max(2 * self.reserved() * size);
-            let mut map = MmapOptions::new()
-                .len(bytes)
-                .no_reserve_swap()
-                .map_anon()
-                .or_else(|_| MmapOptions::new().len(len * size).map_anon())
-                .unwrap_or_else(|e| panic!("cannot map {bytes} bytes of anonymous memory: {e}"));
-            assert!(
-                (map.as_ptr() as usize).is_multiple_of(std::mem::align_of::<T>()),
-                "maps are page-aligned"
-            );
-            let ptr = NonNull::new(map.as_mut_ptr().cast::<T>()).expect("a map is never at address 0");
-            let map_len = map.len();
-            let map = Map { map, len: map_len, populated: AtomicUsize::new(0), huge: AtomicBool::new(false) };
-            // The pages the live elements go to are pre-faulted first (through `zeroer`, in
-            // huge pages past 2 MiB), rather than faulted one small page at a time by the copy.
-            map.populate(0..self.len * size, zeroer);
-            // Element by element, not byte by byte: a `T` may have padding bytes, which are
-            // not to be read.
-            let live = self.as_slice();
-            // SAFETY: the new map is aligned for `T` (checked) and holds at least `len >
-            // self.len` elements, all zero (a valid `T`: `Zeroable`); it is not yet shared.
-            unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr(), live.len()) }.copy_from_slice(live);
-            self.ptr = ptr;
-            map.populated.fetch_max(self.len * size, Relaxed);
-            self.map = Some(Arc::new(map));
-            self.touched = self.len;
+            self.remap(len, false, zeroer);
         }
         let populated = self.populated();
         let ahead = ahead.min(len);
@@ -188,6 +160,59 @@ impl<T: Zeroable + Copy> MmapArray<T> {
         }
         self.len = len;
         self.touched = self.touched.max(len);
+    }
+
+    /// Moves the array into a new map of room for `len` elements at least (at least twice the
+    /// old one's), on huge pages from the start when `huge`, or when the old map was: the live
+    /// elements are copied, into pages pre-faulted first.
+    fn remap(&mut self, len: usize, huge: bool, zeroer: &impl Zeroer) {
+        let size = std::mem::size_of::<T>().max(1);
+        let least = len.max(self.len);
+        let bytes = least.checked_mul(size).expect("array size overflows");
+        let bytes = bytes.max(DEFAULT_RESERVE_BYTES).max(2 * self.reserved() * size);
+        let mut map = MmapOptions::new()
+            .len(bytes)
+            .no_reserve_swap()
+            .map_anon()
+            .or_else(|_| MmapOptions::new().len(least * size).map_anon())
+            .unwrap_or_else(|e| panic!("cannot map {bytes} bytes of anonymous memory: {e}"));
+        assert!((map.as_ptr() as usize).is_multiple_of(std::mem::align_of::<T>()), "maps are page-aligned");
+        let ptr = NonNull::new(map.as_mut_ptr().cast::<T>()).expect("a map is never at address 0");
+        let map_len = map.len();
+        let huge = huge || self.map.as_ref().is_some_and(|m| m.huge.load(Relaxed));
+        let map = Map { map, len: map_len, populated: AtomicUsize::new(0), huge: AtomicBool::new(false) };
+        if huge {
+            map.ask_huge();
+        }
+        // The pages the live elements go to are pre-faulted first (through `zeroer`, in huge
+        // pages past 2 MiB, or from the start when asked), rather than faulted one small page
+        // at a time by the copy.
+        map.populate(0..self.len * size, zeroer);
+        // Element by element, not byte by byte: a `T` may have padding bytes, which are not to
+        // be read.
+        let live = self.as_slice();
+        // SAFETY: the new map is aligned for `T` (checked) and holds at least `least >=
+        // self.len` elements, all zero (a valid `T`: `Zeroable`); it is not yet shared.
+        unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr(), live.len()) }.copy_from_slice(live);
+        self.ptr = ptr;
+        map.populated.fetch_max(self.len * size, Relaxed);
+        self.map = Some(Arc::new(map));
+        self.touched = self.len;
+    }
+
+    /// Puts the array's pages not faulted yet on transparent huge pages (Linux, where the
+    /// system grants them on request: `madvise` mode), for an array about to grow large. One
+    /// that has touched less than a huge page's worth of small pages moves to a map of its own
+    /// (its live elements copied), so that its first huge page is one too: on a virtual
+    /// machine a fresh small page costs about four times its share of a huge one, and a
+    /// large table is read at random, where huge pages spare TLB misses.
+    pub fn use_huge_pages(&mut self, zeroer: &impl Zeroer) {
+        let size = std::mem::size_of::<T>().max(1);
+        match self.map.as_deref() {
+            Some(m) if m.huge.load(Relaxed) => {}
+            Some(m) if self.touched.max(self.populated()) * size >= HUGE_BYTES => m.ask_huge(),
+            _ => self.remap(self.len, true, zeroer),
+        }
     }
 
     /// Gives the pages wholly past element `len` back to the system when they are
@@ -337,17 +362,22 @@ impl Map {
     #[cfg(target_os = "linux")]
     fn piece_for(&self, bytes: usize) -> usize {
         if bytes >= HUGE_BYTES && !self.huge.load(Relaxed) {
-            // Large arrays are read and written at random (hash tables): with 2 MiB pages a
-            // lookup rarely misses the TLB, and a page is zeroed and mapped in one step
-            // instead of 512.
-            let _ = self.map.advise(memmap2::Advice::HugePage);
-            self.huge.store(true, Relaxed);
+            self.ask_huge();
         }
         if self.huge.load(Relaxed) {
             HUGE_BYTES
         } else {
             POPULATE_PIECE
         }
+    }
+
+    /// Asks for transparent huge pages for the pages not faulted yet. Large arrays are read
+    /// and written at random (hash tables): with 2 MiB pages a lookup rarely misses the TLB,
+    /// and a page is zeroed and mapped in one step instead of 512.
+    fn ask_huge(&self) {
+        #[cfg(target_os = "linux")]
+        let _ = self.map.advise(memmap2::Advice::HugePage);
+        self.huge.store(true, Relaxed);
     }
 
     /// Pre-faults `bytes` (`MADV_POPULATE_WRITE`); a hint: errors are ignored. Pre-faulting
@@ -408,6 +438,41 @@ unsafe impl<T: Zeroable + Copy + Sync> Sync for MmapArray<T> {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An array put on huge pages keeps its elements, and grows and clears as before; one
+    /// with no map yet gets one, a second call changes nothing.
+    #[test]
+    fn huge_pages_keep_the_elements() {
+        let mut a = MmapArray::<u32>::zeroed(100_000);
+        a.as_mut_slice().iter_mut().enumerate().for_each(|(i, x)| *x = i as u32 ^ 0x5555);
+        let before = a.as_slice().as_ptr();
+        a.use_huge_pages(&Serial);
+        assert_ne!(a.as_slice().as_ptr(), before, "under 2 MiB of small pages: a map of its own");
+        assert!(a.map.as_ref().is_some_and(|m| m.huge.load(Relaxed)));
+        let at = a.as_slice().as_ptr();
+        a.use_huge_pages(&Serial);
+        assert_eq!(a.as_slice().as_ptr(), at, "already on huge pages");
+        a.resize(3_000_000);
+        assert!(a.as_slice()[..100_000].iter().enumerate().all(|(i, &x)| x == i as u32 ^ 0x5555));
+        assert!(a.as_slice()[100_000..].iter().all(|&x| x == 0));
+        a.resize_zeroed_with(200_000, &Serial);
+        assert!(a.as_slice().iter().all(|&x| x == 0));
+
+        let mut fresh = MmapArray::<u64>::zeroed(0);
+        fresh.use_huge_pages(&Serial);
+        assert!(fresh.map.as_ref().is_some_and(|m| m.huge.load(Relaxed)));
+        fresh.resize(1_000);
+        assert!(fresh.as_slice().iter().all(|&x| x == 0));
+
+        // Past 2 MiB of small pages it stays where it is; its later pages are huge.
+        let mut big = MmapArray::<u64>::zeroed(1 << 19);
+        big.as_mut_slice().fill(3);
+        let at = big.as_slice().as_ptr();
+        big.use_huge_pages(&Serial);
+        assert_eq!(big.as_slice().as_ptr(), at);
+        assert!(big.map.as_ref().is_some_and(|m| m.huge.load(Relaxed)));
+        assert!(big.as_slice().iter().all(|&x| x == 3));
+    }
 
     #[test]
     fn odd_sizes() {

@@ -109,6 +109,14 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Frontier<K, C> {
         job
     }
 
+    /// Puts every shard's arrays on huge pages from now on ([`CountSet::use_huge_pages`]):
+    /// for a frontier about to grow large.
+    pub fn use_huge_pages(&mut self) {
+        for s in &mut self.shards {
+            s.use_huge_pages(&Serial);
+        }
+    }
+
     /// Total number of keys.
     pub fn len(&self) -> usize {
         self.shards.iter().map(|s| s.len()).sum()

@@ -393,6 +393,19 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         }
     }
 
+    /// Puts the set's arrays on huge pages from now on ([`MmapArray::use_huge_pages`]): for a
+    /// set about to grow large. Its keys and counts stay as they are.
+    pub fn use_huge_pages(&mut self, zero: &impl Zeroer) {
+        if Self::PACKED {
+            self.words.use_huge_pages(zero);
+        } else if Self::INLINE {
+            self.slots.use_huge_pages(zero);
+        } else {
+            self.index.use_huge_pages(zero);
+            self.slots.use_huge_pages(zero);
+        }
+    }
+
     #[inline(always)]
     fn slot(&self, key: &K) -> usize {
         slot_of(key_hash(key), self.shift, self.bits)
@@ -900,6 +913,29 @@ mod tests {
             let at = v.slot_address(hash);
             assert_eq!(at, IDLE_LINE.as_ptr() as usize);
         }
+    }
+
+    /// A set put on huge pages keeps its keys and counts, in every layout, and goes on
+    /// filling.
+    #[test]
+    fn huge_pages_keep_the_keys() {
+        fn check<C: Tally + std::fmt::Debug + PartialEq>(count: impl Fn(u32) -> C) {
+            let mut set = CountSet::<u32, C>::new(0);
+            for k in 0..20_000u32 {
+                set.insert(k * 7, &count(k));
+            }
+            set.use_huge_pages(&Serial);
+            for k in 20_000..40_000u32 {
+                set.insert(k * 7, &count(k));
+            }
+            assert_eq!(set.len(), 40_000);
+            for k in 0..40_000u32 {
+                assert_eq!(set.get(&(k * 7)), Some(count(k)), "key {}", k * 7);
+            }
+        }
+        check(|k| [k, k + 1, k + 2, k + 3, k + 4, k + 5, k + 6, k + 7]);
+        check(|k| [k, k + 1]);
+        check(|k| Count34::new(u64::from(k) << 3));
     }
 
     /// Random inserts with many repeats, in a set of lanes `[u32; L]`: dense for `L > 2`.

@@ -158,6 +158,8 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     /// False when the rest of the run is too little work to start the thread pool for
     /// ([`POOL_WORK_MIN`]): its depths stay on the calling thread until the pool is running.
     pool_pays: bool,
+    /// The memory home's frontiers are on huge pages ([`Frontier::use_huge_pages`]).
+    huge_pages: bool,
     /// Records (successors stored) per position at the last depth: sizes the buckets.
     fanout: f64,
     /// Seconds of the last step's expand and insert phases.
@@ -269,6 +271,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             merge_sets: Vec::new(),
             growth: 4.0,
             pool_pays: true,
+            huge_pages: false,
             fanout: 8.0,
             phase_seconds: [0.0; 2],
             count_boards: false,
@@ -828,6 +831,14 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         // A depth of parallel size kept to one thread pre-faults nothing: the other core is
         // the one the host takes away.
         let prefault = if single && !parallel { self.prefault_ahead(total, stats.depth, target) } else { 0 };
+        if !self.huge_pages && parallel_soon(total as u64, self.growth) {
+            // A frontier about to be parallel grows to megabytes: its sets take huge pages
+            // while they are small (see `MmapArray::use_huge_pages`), not from their third
+            // megabyte on. Frontiers that level off below never pay for a whole huge page.
+            self.cur.use_huge_pages();
+            self.next.use_huge_pages();
+            self.huge_pages = true;
+        }
         self.next.resize_shards(shard_bits);
         let clearing = Instant::now();
         if fill != Some(Fill::Owned) {

@@ -207,6 +207,9 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// machine a fresh small page costs about four times its share of a huge one, and a
     /// large table is read at random, where huge pages spare TLB misses.
     pub fn use_huge_pages(&mut self, zeroer: &impl Zeroer) {
+        if !cfg!(target_os = "linux") {
+            return;
+        }
         let size = std::mem::size_of::<T>().max(1);
         match self.map.as_deref() {
             Some(m) if m.huge.load(Relaxed) => {}
@@ -441,6 +444,7 @@ mod tests {
 
     /// An array put on huge pages keeps its elements, and grows and clears as before; one
     /// with no map yet gets one, a second call changes nothing.
+    #[cfg(target_os = "linux")]
     #[test]
     fn huge_pages_keep_the_elements() {
         let mut a = MmapArray::<u32>::zeroed(100_000);
@@ -464,8 +468,13 @@ mod tests {
         fresh.resize(1_000);
         assert!(fresh.as_slice().iter().all(|&x| x == 0));
 
-        // Past 2 MiB of small pages it stays where it is; its later pages are huge.
-        let mut big = MmapArray::<u64>::zeroed(1 << 19);
+        // Past 2 MiB of small pages (grown a megabyte at a time: each growth pre-faulted in
+        // small pages) it stays where it is; its later pages are huge.
+        let mut big = MmapArray::<u64>::zeroed(0);
+        for mib in 1..=3 {
+            big.resize(mib << 17);
+        }
+        assert!(!big.map.as_ref().is_some_and(|m| m.huge.load(Relaxed)));
         big.as_mut_slice().fill(3);
         let at = big.as_slice().as_ptr();
         big.use_huge_pages(&Serial);

@@ -58,7 +58,7 @@ use crate::kernels::{
     Split, Waiting,
 };
 use crate::stats::{peak_memory, DepthStats, Observer, RankSpread, RankSummary};
-use crate::weights::Weights;
+use crate::weights::{wide_counts, Weights};
 
 /// Slots of the current frontier expanded by one task (in the inline layout, a quarter to a
 /// half of them hold positions; in the dense one, all).
@@ -831,12 +831,11 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         // A depth of parallel size kept to one thread pre-faults nothing: the other core is
         // the one the host takes away.
         let prefault = if single && !parallel { self.prefault_ahead(total, stats.depth, target) } else { 0 };
-        if !self.huge_pages && size_of::<W::Count>() > 8 && parallel_soon(total as u64, self.growth) {
+        if !self.huge_pages && wide_counts::<W::Count>() && parallel_soon(total as u64, self.growth) {
             // A frontier about to be parallel grows to megabytes: its sets take huge pages
             // while they are small (see `MmapArray::use_huge_pages`), not from their third
             // megabyte on. Frontiers that level off below never pay for a whole huge page.
-            // Only for lanes and coset lanes (dense sets of 24 to 36 bytes an element): sets of
-            // orbit masses, a word or two a slot, gained nothing by it and lost on one thread.
+            // Only for lanes and coset lanes ([`wide_counts`]).
             self.cur.use_huge_pages();
             self.next.use_huge_pages();
             self.huge_pages = true;

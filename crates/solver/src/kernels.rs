@@ -21,7 +21,7 @@ use frontier::{key_hash, shard_of, Frontier, Tallies, Tally};
 use state::{Counts, PackedKey, Rules};
 
 use crate::home::{Outbox, Sender, HOME};
-use crate::weights::{Weights, MANY_MAX};
+use crate::weights::{wide_counts, Weights, MANY_MAX};
 
 /// Room for the successors a kernel buffers ([`successor_buffer`]): those of one group of
 /// positions ([`Rules::MANY`] of them, [`Rules::BUFFER`] each), after a batch not yet full.
@@ -90,11 +90,10 @@ fn carried<R: Rules, W: Weights>(
 }
 
 /// The set into which [`direct`] inserts its successors lean (see [`Batches`]): `sink`, when
-/// it is one set taking them at once, for counts of more than 8 bytes (lanes, coset lanes; an
-/// orbit mass costs a batch no more bytes than a tag does).
+/// it is one set taking them at once, for [`wide_counts`].
 #[inline(always)]
 fn lean_set<K: PackedKey, C: Tally>(sink: &mut impl Sink<K, C>) -> Option<&mut frontier::CountSet<K, C>> {
-    sink.set_at_once().filter(|_| std::mem::size_of::<C>() > 8)
+    sink.set_at_once().filter(|_| wide_counts::<C>())
 }
 
 /// The records of one chunk grouped by the next shard of their keys: shard `s`'s are

@@ -30,6 +30,14 @@ use state::{lane_sum, mul_add, Counts, Rules, HASH_MASK};
 /// The most positions [`Rules::successors_of_many`] takes at once, over all rules.
 pub(crate) const MANY_MAX: usize = 16;
 
+/// Whether counts of type `C` take more than 8 bytes: lanes and coset lanes, not an orbit mass.
+/// One thread batches their successors lean (`kernels::Batches`: a tag costs a batch fewer
+/// bytes than such counts), and their sets take huge pages as soon as the frontier is about
+/// to be parallel (`driver`: sets of orbit masses measured no gain from it).
+pub(crate) const fn wide_counts<C>() -> bool {
+    std::mem::size_of::<C>() > 8
+}
+
 /// A way of counting paths: what a stored position carries, how a successor's share is made
 /// from its parent's, and how ended paths add up to the answer.
 pub(crate) trait Weights: Copy + Send + Sync {

@@ -20,6 +20,11 @@ const SLOT_AHEAD: usize = 32;
 /// How many items ahead an insert into the dense layout prefetches the element a slot names.
 const ELEMENT_AHEAD: usize = 8;
 
+/// The size up to which a set's arrays are taken to stay in a core's caches (a private L2 of
+/// 1 MiB, or L2 and a share of L3): a prefetch into a set that size costs its instructions
+/// and brings nothing a load would wait for, so [`CountSet::worth_prefetching`] says no.
+const CACHED_BYTES: usize = 1 << 20;
+
 /// Table slots a key in the inline layout: the load factor stays at or below
 /// `1 / INLINE_SLOTS_PER_KEY` while keys are inserted one thread at a time (a shared fill may
 /// take it to 3/4, see [`CountSet::fill_shared`]).
@@ -287,6 +292,15 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// elements): what a memory budget counts.
     pub fn bytes(&self) -> usize {
         self.slots.len() * std::mem::size_of::<Slot<K, C>>() + self.index.len() * 4 + self.words.len() * 8
+    }
+
+    /// Whether prefetching the set's slots and elements pays: not when its arrays are small
+    /// enough to stay in a core's caches ([`CACHED_BYTES`]), where the prefetches only cost
+    /// instructions (the dense layout's element prefetch is two dependent loads). Inserts
+    /// ask it once a batch; a caller that prefetches slots itself should too.
+    #[inline(always)]
+    pub fn worth_prefetching(&self) -> bool {
+        self.bytes() > CACHED_BYTES
     }
 
     /// Number of table slots (2 or 4 times the keys it holds before growing).
@@ -596,6 +610,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         let (bits, shift) = (self.bits, self.shift);
         let slot = |h: u64| slot_of(h, shift, bits);
         let view = self.slot_view();
+        let far = self.worth_prefetching();
         let mask = self.capacity() - 1;
         let table: &mut [E] = bytemuck::cast_slice_mut(self.index.as_mut_slice());
         let slots = self.slots.as_mut_slice();
@@ -611,8 +626,10 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
             // The element a slot names is a second, dependent miss: fetch the one of an item a
             // little ahead (the last item, near the end), whose slot has arrived (prefetched
             // with its hash). No bounds check: a prefetch reads nothing.
-            let ahead = &piece[(j + ELEMENT_AHEAD).min(piece.len() - 1)];
-            prefetch(slots.as_ptr().wrapping_add(table[slot(hash(ahead))].number()));
+            if far {
+                let ahead = &piece[(j + ELEMENT_AHEAD).min(piece.len() - 1)];
+                prefetch(slots.as_ptr().wrapping_add(table[slot(hash(ahead))].number()));
+            }
             let s = stored(key(item));
             let mut i = slot(hash(item));
             // Probe until the key's slot or an empty one (whose element 0 holds the key): the

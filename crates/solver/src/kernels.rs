@@ -374,6 +374,13 @@ pub(crate) trait Sink<K, C> {
     /// that key in a set of its own.
     fn prefetch_hash(&self, hash: u64);
 
+    /// Whether [`Sink::prefetch_hash`] pays: not into a set small enough to stay in the
+    /// caches ([`frontier::CountSet::worth_prefetching`]).
+    #[inline(always)]
+    fn worth_prefetching(&self) -> bool {
+        true
+    }
+
     /// Takes a batch of (hash, key, counts) whose slots were prefetched: inserts those it
     /// keeps, passes the others on. It may reorder the batch.
     fn insert(&mut self, batch: &mut [(u64, K, C)]);
@@ -406,6 +413,11 @@ impl<K: PackedKey, C: Tally> Sink<K, C> for frontier::CountSet<K, C> {
     }
 
     #[inline(always)]
+    fn worth_prefetching(&self) -> bool {
+        frontier::CountSet::worth_prefetching(self)
+    }
+
+    #[inline(always)]
     fn insert(&mut self, batch: &mut [(u64, K, C)]) {
         self.insert_prefetched(batch, |r| r.0, |r| r.1, |r| r.2);
     }
@@ -420,6 +432,11 @@ impl<K, C, S: Sink<K, C>> Sink<K, C> for &mut S {
     #[inline(always)]
     fn prefetch_hash(&self, hash: u64) {
         (**self).prefetch_hash(hash);
+    }
+
+    #[inline(always)]
+    fn worth_prefetching(&self) -> bool {
+        (**self).worth_prefetching()
     }
 
     #[inline(always)]
@@ -1148,7 +1165,7 @@ struct Expanded<'a, K: PackedKey, C: Tally, S> {
 impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
     /// Handles the successors in `succ` (successor j from parent `from[j] >> 1`, which may
     /// fill the board when bit 0 is set): the full ones end their paths, the others are
-    /// canonicalised, their slots prefetched, and then inserted: lean into a [`lean_set`]
+    /// canonicalised, their slots prefetched (where that pays), and then inserted: lean into a [`lean_set`]
     /// (in a loop of its own: one loop with a branch on a constant, or over a closure that
     /// stores a successor, is slower), else with their counts.
     #[allow(clippy::too_many_arguments)]
@@ -1163,6 +1180,8 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
         batches: &mut Batches<K, C>,
         count_boards: bool,
     ) {
+        // Asked once a batch: a set small enough to stay in the caches is not prefetched.
+        let far = set.worth_prefetching();
         if let Some(set) = lean_set(set) {
             let mut len = 0;
             for (&s, &f) in succ.iter().zip(from) {
@@ -1172,7 +1191,9 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
                 } else {
                     let (key, t) = rules.canonical(s);
                     let hash = frontier::key_hash(&key);
-                    set.prefetch_hash(hash);
+                    if far {
+                        set.prefetch_hash(hash);
+                    }
                     batches.lean[len] = (hash, key, tag(i, t));
                     len += 1;
                 }
@@ -1190,7 +1211,9 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
             } else {
                 let (key, t) = rules.canonical(s);
                 let hash = frontier::key_hash(&key);
-                set.prefetch_hash(hash);
+                if far {
+                    set.prefetch_hash(hash);
+                }
                 batches.counted[len] = (hash, key, weights.carry(rules, &self.parents.get(i), t));
                 len += 1;
             }

@@ -1025,6 +1025,30 @@ mod tests {
         assert_eq!((set.len(), set.get(&5)), (1, Some([1; 4])));
     }
 
+    /// A set is prefetched into only once its arrays pass `CACHED_BYTES`: every key is kept
+    /// either way, on both sides of the line (one key at a time, and a batch at once).
+    #[test]
+    fn prefetching_starts_past_the_caches() {
+        type Dense = CountSet<u32, [u32; 8]>;
+        let key = |k: u32| k.wrapping_mul(0x9E37_79B9);
+        let mut set = Dense::new(0);
+        assert!(!set.worth_prefetching());
+        let mut k = 0u32;
+        while !set.worth_prefetching() {
+            set.insert(key(k), &[k, 1, 0, 0, 0, 0, 0, 2]);
+            k += 1;
+            assert_eq!(set.worth_prefetching(), set.bytes() > CACHED_BYTES);
+        }
+        assert!(k > 1000, "{k} keys fill a core's caches");
+        let batch: Vec<(u32, [u32; 8])> = (0..2 * k).map(|j| (key(j), [1, 0, 0, 0, 0, 0, 0, 1])).collect();
+        set.insert_many(&batch, |r| r.0, |r| r.1);
+        assert_eq!(set.len(), 2 * k as usize);
+        for j in (0..2 * k).step_by(31) {
+            let old = if j < k { [j + 1, 1, 0, 0, 0, 0, 0, 3] } else { [1, 0, 0, 0, 0, 0, 0, 1] };
+            assert_eq!(set.get(&key(j)), Some(old), "{j}");
+        }
+    }
+
     /// Dense tables for up to `NARROW_KEYS` keys number their elements in `u16`s, in half the
     /// bytes; a set that grows past them numbers them in `u32`s from then on, every key kept.
     #[test]

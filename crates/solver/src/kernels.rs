@@ -1092,11 +1092,14 @@ pub(crate) struct Batches<K, C> {
     counted: Batch<K, C>,
     /// Lean successors.
     lean: Vec<(u64, K, u32)>,
+    /// The canonical forms of a batch's successors and their symmetries, made at once
+    /// ([`Rules::canonical_many`]).
+    canonical: (Vec<K>, Vec<u8>),
 }
 
 impl<K, C> Default for Batches<K, C> {
     fn default() -> Self {
-        Batches { counted: Vec::new(), lean: Vec::new() }
+        Batches { counted: Vec::new(), lean: Vec::new(), canonical: (Vec::new(), Vec::new()) }
     }
 }
 
@@ -1128,6 +1131,8 @@ pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
     let mut full = std::mem::take(&mut c.full);
     full.clear();
     // Written by index below, never read past what was written.
+    batches.canonical.0.resize(DIRECT_BATCH + R::MANY * R::BUFFER, R::Key::ZERO);
+    batches.canonical.1.resize(DIRECT_BATCH + R::MANY * R::BUFFER, 0);
     if lean_set(set).is_some() {
         batches.lean.resize(DIRECT_BATCH + R::MANY * R::BUFFER, (0, R::Key::ZERO, 0));
     } else {
@@ -1182,14 +1187,18 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
     ) {
         // Asked once a batch: a set small enough to stay in the caches is not prefetched.
         let far = set.worth_prefetching();
+        // Every successor's canonical form at once, the full ones' too (unused, and rare).
+        let (canonical, symmetry) =
+            (&mut batches.canonical.0[..succ.len()], &mut batches.canonical.1[..succ.len()]);
+        rules.canonical_many(succ, canonical, symmetry);
+        let canonical = canonical.iter().zip(symmetry.iter());
         if let Some(set) = lean_set(set) {
             let mut len = 0;
-            for (&s, &f) in succ.iter().zip(from) {
+            for ((&s, &f), (&key, &t)) in succ.iter().zip(from).zip(canonical) {
                 let i = (f >> 1) as usize;
                 if f & 1 != 0 && rules.is_full(s) {
                     self.end(rules, weights, s, i, count_boards);
                 } else {
-                    let (key, t) = rules.canonical(s);
                     let hash = frontier::key_hash(&key);
                     if far {
                         set.prefetch_hash(hash);
@@ -1204,12 +1213,11 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
             return set.insert_prefetched(&batches.lean[..len], |r| r.0, |r| r.1, counts);
         }
         let mut len = 0;
-        for (&s, &f) in succ.iter().zip(from) {
+        for ((&s, &f), (&key, &t)) in succ.iter().zip(from).zip(canonical) {
             let i = (f >> 1) as usize;
             if f & 1 != 0 && rules.is_full(s) {
                 self.end(rules, weights, s, i, count_boards);
             } else {
-                let (key, t) = rules.canonical(s);
                 let hash = frontier::key_hash(&key);
                 if far {
                     set.prefetch_hash(hash);

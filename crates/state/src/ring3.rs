@@ -236,6 +236,11 @@ impl<B: Canon3> Rules for Ring3<B> {
         self.backend.canonical(s)
     }
 
+    #[inline(always)]
+    fn canonical_many(&self, keys: &[u32], canonical: &mut [u32], symmetry: &mut [u8]) {
+        self.backend.canonical_many(keys, canonical, symmetry)
+    }
+
     fn images(&self, s: u32) -> [u32; 8] {
         let ring = s & RING_MASK;
         let rev = reverse_ring(ring);

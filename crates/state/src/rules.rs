@@ -51,6 +51,16 @@ pub trait Rules: Sync + Send {
     /// ties) and `t`.
     fn canonical(&self, s: Self::Key) -> (Self::Key, u8);
 
+    /// [`Rules::canonical`] of each of `keys`: key `j`'s canonical form into `canonical[j]`,
+    /// its symmetry into `symmetry[j]` (both at least as long as `keys`). Faster where the
+    /// rules canonicalise several keys at once (one a SIMD lane).
+    #[inline(always)]
+    fn canonical_many(&self, keys: &[Self::Key], canonical: &mut [Self::Key], symmetry: &mut [u8]) {
+        for ((c, t), &k) in canonical.iter_mut().zip(symmetry.iter_mut()).zip(keys) {
+            (*c, *t) = self.canonical(k);
+        }
+    }
+
     /// How many symmetries canonicalisation uses: lanes `0..symmetries()` of [`Rules::images`],
     /// [`Rules::hashes`] and [`Rules::successor_hashes`] stand for the whole group, each element
     /// once (8 on square boards, 4 on the others, 1 when canonicalisation is switched off).

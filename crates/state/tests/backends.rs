@@ -38,7 +38,9 @@ fn ring_boards() -> impl Iterator<Item = u32> {
 /// Checks one 3x3 backend against the portable one on `boards`, and both against the slow twin
 /// on every tenth.
 pub fn check_backend<B: Canon3>(b: B, boards: impl Iterator<Item = u32>) {
-    for (i, s) in boards.enumerate() {
+    let boards: Vec<u32> = boards.collect();
+    check_canonical_many(b, &boards);
+    for (i, &s) in boards.iter().enumerate() {
         let want = Portable.canonical(s);
         assert_eq!(b.canonical(s), want, "board {s:#o}");
         if i.is_multiple_of(10) {
@@ -50,6 +52,42 @@ pub fn check_backend<B: Canon3>(b: B, boards: impl Iterator<Item = u32>) {
         }
         for p in 0..9 {
             assert_eq!(b.pattern(s, p), Portable.pattern(s, p), "board {s:#o}, position {p}");
+        }
+    }
+}
+
+/// [`Canon3::canonical_many`] agrees with the portable [`Canon3::canonical`] of each key: on
+/// `boards` taken in runs of every length up to 40 (whole groups of 8 and the rest), and on
+/// keys of any 32 bits (the bits above the ring are kept as they are).
+fn check_canonical_many<B: Canon3>(b: B, boards: &[u32]) {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let any: Vec<u32> = (0..4096)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 32) as u32
+        })
+        .collect();
+    for keys in [boards, &any[..]] {
+        let mut rest = keys;
+        let mut len = 0;
+        while !rest.is_empty() {
+            let (run, tail) = rest.split_at(len.min(rest.len()));
+            // Longer outputs than keys: only the first `run.len()` are written.
+            let (mut canonical, mut symmetry) = (vec![7; run.len() + 9], vec![9; run.len() + 9]);
+            b.canonical_many(run, &mut canonical, &mut symmetry);
+            for (j, &k) in run.iter().enumerate() {
+                assert_eq!(
+                    (canonical[j], symmetry[j]),
+                    Portable.canonical(k),
+                    "key {k:#x}, run of {}",
+                    run.len()
+                );
+            }
+            assert!(
+                canonical[run.len()..].iter().all(|&c| c == 7)
+                    && symmetry[run.len()..].iter().all(|&t| t == 9)
+            );
+            (rest, len) = (tail, (len + 1) % 41);
         }
     }
 }

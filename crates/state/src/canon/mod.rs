@@ -33,6 +33,17 @@ pub trait Canon3: Copy + Send + Sync + std::fmt::Debug + 'static {
     /// The smallest of the 8 images of `s` and the (smallest) symmetry `t` giving it.
     fn canonical(self, s: u32) -> (u32, u8);
 
+    /// [`Canon3::canonical`] of each of `keys`: key `j`'s canonical form into `canonical[j]`,
+    /// its symmetry into `symmetry[j]` (both at least as long as `keys`). A backend may take
+    /// the keys several at a time: one key a SIMD lane, its 8 images in 8 registers, their
+    /// minimum lane by lane (no horizontal minimum, whose steps wait on each other).
+    #[inline(always)]
+    fn canonical_many(self, keys: &[u32], canonical: &mut [u32], symmetry: &mut [u8]) {
+        for ((c, t), &k) in canonical.iter_mut().zip(symmetry.iter_mut()).zip(keys) {
+            (*c, *t) = self.canonical(k);
+        }
+    }
+
     /// Lane `h` of the result is lane `COMPOSE[t][h]` of `counts`.
     fn permute(self, counts: &Counts, t: u8) -> Counts;
 

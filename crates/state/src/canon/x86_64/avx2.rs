@@ -84,6 +84,64 @@ unsafe fn reverse_ring_bmi2(ring: u32) -> u32 {
     unsafe { _pext_u64(_pdep_u64(ring as u64, BYTES).swap_bytes(), BYTES) as u32 }
 }
 
+/// The canonical forms of 8 keys, one a lane (see [`Canon3::canonical_many`]): lane `j` of
+/// the first result is the canonical key of lane `j` of `s`, of the second its symmetry.
+///
+/// The reversal of each ring swaps its two 12-bit halves, then the 6-bit blocks within them,
+/// then the 3-bit positions within those (position `p` to `p ^ 4 ^ 2 ^ 1 = 7 - p`). Image `t`
+/// shifted left by 3, with `t` in the low bits, is a rotation of the ring (or of its reversal)
+/// by `ROTATE[t]` within 24 bits, taken 3 bits further left: the minimum over `t` is the
+/// smallest image, then the smallest `t`, as in `canonical`.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[inline(always)]
+unsafe fn canonical8(s: __m256i) -> (__m256i, __m256i) {
+    /// Image `T`'s key: `base` rotated left within 24 bits by `L - 3` (which is `21 - R`),
+    /// shifted left by 3, OR `T`. The shifts by `L` and `R` take each bit straight to its
+    /// place; the `and` drops the bits past 27 and the low 3 bits the right shift brings in.
+    #[inline(always)]
+    unsafe fn image<const L: i32, const R: i32, const T: i32>(base: __m256i, mask3: __m256i) -> __m256i {
+        // SAFETY: the caller's (AVX2).
+        unsafe {
+            let rotated = _mm256_or_si256(_mm256_slli_epi32::<L>(base), _mm256_srli_epi32::<R>(base));
+            _mm256_or_si256(_mm256_and_si256(rotated, mask3), _mm256_set1_epi32(T))
+        }
+    }
+    /// Swaps the blocks of `base` under `low` with the `SHIFT` bits above them.
+    #[inline(always)]
+    unsafe fn swap<const SHIFT: i32>(base: __m256i, low: i32) -> __m256i {
+        // SAFETY: the caller's (AVX2).
+        unsafe {
+            let low = _mm256_set1_epi32(low);
+            let up = _mm256_slli_epi32::<SHIFT>(_mm256_and_si256(base, low));
+            _mm256_or_si256(up, _mm256_and_si256(_mm256_srli_epi32::<SHIFT>(base), low))
+        }
+    }
+    // SAFETY: the caller's (AVX2).
+    unsafe {
+        let mask = _mm256_set1_epi32(RING_MASK as i32);
+        let mask3 = _mm256_set1_epi32((RING_MASK << 3) as i32);
+        let ring = _mm256_and_si256(s, mask);
+        let halves = _mm256_and_si256(
+            _mm256_or_si256(_mm256_slli_epi32::<12>(ring), _mm256_srli_epi32::<12>(ring)),
+            mask,
+        );
+        let rev = swap::<3>(swap::<6>(halves, 0x03F_03F), 0x1C7_1C7);
+        let mut best = _mm256_slli_epi32::<3>(ring);
+        // ROTATE: 6, 12, 18 of the ring; 3, 9, 15, 21 of its reversal.
+        best = _mm256_min_epu32(best, image::<9, 15, 1>(ring, mask3));
+        best = _mm256_min_epu32(best, image::<15, 9, 2>(ring, mask3));
+        best = _mm256_min_epu32(best, image::<21, 3, 3>(ring, mask3));
+        best = _mm256_min_epu32(best, image::<6, 18, 4>(rev, mask3));
+        best = _mm256_min_epu32(best, image::<12, 12, 5>(rev, mask3));
+        best = _mm256_min_epu32(best, image::<18, 6, 6>(rev, mask3));
+        best = _mm256_min_epu32(best, image::<24, 0, 7>(rev, mask3));
+        let key = _mm256_or_si256(_mm256_andnot_si256(mask, s), _mm256_srli_epi32::<3>(best));
+        (key, _mm256_and_si256(best, _mm256_set1_epi32(7)))
+    }
+}
+
 // The intrinsics are called straight from these `#[inline(always)]` methods (not from a
 // `#[target_feature]` helper, which could not be forced inline): inside a kernel compiled for
 // AVX2 (see `solver::dispatch`) they become single instructions.
@@ -117,6 +175,32 @@ impl Canon3 for Avx2 {
             _mm_cvtsi128_si32(m) as u32
         };
         ((s & !RING_MASK) | best >> 3, (best & 7) as u8)
+    }
+
+    #[inline(always)]
+    fn canonical_many(self, keys: &[u32], canonical: &mut [u32], symmetry: &mut [u8]) {
+        let n = keys.len();
+        let (canonical, symmetry) = (&mut canonical[..n], &mut symmetry[..n]);
+        let whole = n - n % 8;
+        for j in (0..whole).step_by(8) {
+            // SAFETY: `self.cpu` proves the CPU has AVX2, as in `canonical`; `j + 8 <= n`, so
+            // the 32-byte load and store are within `keys` and `canonical`, the 8-byte store
+            // within `symmetry` (all unaligned).
+            unsafe {
+                let (c, t) = canonical8(_mm256_loadu_si256(keys.as_ptr().add(j).cast()));
+                _mm256_storeu_si256(canonical.as_mut_ptr().add(j).cast(), c);
+                // Byte 0 of each lane to the low 4 bytes of its half, the halves' to bytes 0..8.
+                let bytes = _mm256_shuffle_epi8(t, _mm256_set1_epi32(0x0C08_0400));
+                let low = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+                    bytes,
+                    _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0),
+                ));
+                _mm_storel_epi64(symmetry.as_mut_ptr().add(j).cast(), low);
+            }
+        }
+        for j in whole..n {
+            (canonical[j], symmetry[j]) = self.canonical(keys[j]);
+        }
     }
 
     #[inline(always)]

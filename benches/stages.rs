@@ -31,7 +31,20 @@ fn canonicalisation(c: &mut Criterion) {
     fn run<B: Canon3>(b: B, boards: &[u32]) -> u32 {
         boards.iter().fold(0, |a, &s| a ^ b.canonical(s).0)
     }
+    /// A batch at once ([`Canon3::canonical_many`]), as the solver's `direct` does, into
+    /// buffers of a batch's size.
+    #[inline(always)]
+    fn many<B: Canon3>(b: B, boards: &[u32], out: &mut (Vec<u32>, Vec<u8>)) -> u32 {
+        let mut x = 0;
+        for batch in boards.chunks(1024) {
+            b.canonical_many(batch, &mut out.0, &mut out.1);
+            x ^= out.0[..batch.len()].iter().zip(&out.1).fold(0, |a, (&k, &t)| a ^ k ^ t as u32);
+        }
+        x
+    }
+    let mut out = (vec![0u32; 1024], vec![0u8; 1024]);
     g.bench_function("portable", |bench| bench.iter(|| run(Portable, black_box(&boards))));
+    g.bench_function("portable-many", |bench| bench.iter(|| many(Portable, black_box(&boards), &mut out)));
     #[cfg(target_arch = "x86_64")]
     if let Some(b) = state::canon::Avx2::new() {
         // Compiled for the backend's instructions, as the solver's kernels are, so that its
@@ -40,6 +53,10 @@ fn canonicalisation(c: &mut Criterion) {
         unsafe fn run_avx2(b: state::canon::Avx2, boards: &[u32]) -> u32 {
             run(b, boards)
         }
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt")]
+        unsafe fn many_avx2(b: state::canon::Avx2, boards: &[u32], out: &mut (Vec<u32>, Vec<u8>)) -> u32 {
+            many(b, boards, out)
+        }
         for (name, gather) in [("avx2", true), ("avx2-no-gather", false)] {
             // `avx2-no-gather`: the ring reversed by table lookups, not BMI2's bit scatter and
             // gather.
@@ -47,6 +64,10 @@ fn canonicalisation(c: &mut Criterion) {
             // SAFETY: `Avx2::new` returned a backend: the CPU has these features.
             g.bench_function(name, |bench| bench.iter(|| unsafe { run_avx2(b, black_box(&boards)) }));
         }
+        g.bench_function("avx2-many", |bench| {
+            // SAFETY: `Avx2::new` returned a backend: the CPU has these features.
+            bench.iter(|| unsafe { many_avx2(b, black_box(&boards), &mut out) })
+        });
     }
     g.finish();
 

@@ -338,6 +338,8 @@ pub(crate) fn expand<R: Rules, W: Weights>(
     assert!(shard_bits <= u16::BITS, "a shard index fits in a u16");
     let mut succ = successor_buffer::<R>();
     let mut from = [0u32; SUCCESSORS];
+    // The canonical forms of each batch of successors, made at once (`Rules::canonical_many`).
+    let (mut canonical, mut symmetry) = (successor_buffer::<R>(), [0u8; SUCCESSORS]);
     made.start(bucketing.room(c.end - c.start));
     c.full.clear();
     let mut acc = W::Sum::zero();
@@ -346,18 +348,17 @@ pub(crate) fn expand<R: Rules, W: Weights>(
     let parents = cur_shard.tallies(c.start..c.end);
     let mut positions = cur_shard.entries(c.start..c.end);
     while let Some(m) = next_successors(rules, &mut positions, &mut succ, &mut from) {
-        for (&s, &f) in succ[..m].iter().zip(&from[..m]) {
+        rules.canonical_many(&succ[..m], &mut canonical, &mut symmetry);
+        for ((&s, &f), (&key, &t)) in succ[..m].iter().zip(&from[..m]).zip(canonical.iter().zip(&symmetry)) {
             let i = (f >> 1) as usize;
             if f & 1 != 0 && rules.is_full(s) {
                 let n = parents.get(i);
                 weights.end(&mut acc, &n, &rules.hashes(s));
                 paths = paths.wrapping_add(weights.paths(&n));
                 if count_boards {
-                    let (key, t) = rules.canonical(s);
                     c.full.push(Record::new(key, i, t));
                 }
             } else {
-                let (key, t) = rules.canonical(s);
                 made.push(Record::new(key, i, t), shard_of(&key, shard_bits) as u16);
             }
         }

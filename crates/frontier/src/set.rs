@@ -295,7 +295,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     }
 
     /// Whether prefetching the set's slots and elements pays: not when its arrays are small
-    /// enough to stay in a core's caches ([`CACHED_BYTES`]), where the prefetches only cost
+    /// enough to stay in a core's caches (1 MiB or less), where the prefetches only cost
     /// instructions (the dense layout's element prefetch is two dependent loads). Inserts
     /// ask it once a batch; a caller that prefetches slots itself should too.
     #[inline(always)]

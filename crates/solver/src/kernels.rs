@@ -1170,10 +1170,11 @@ struct Expanded<'a, K: PackedKey, C: Tally, S> {
 
 impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
     /// Handles the successors in `succ` (successor j from parent `from[j] >> 1`, which may
-    /// fill the board when bit 0 is set): the full ones end their paths, the others are
-    /// canonicalised, their slots prefetched (where that pays), and then inserted: lean into a [`lean_set`]
-    /// (in a loop of its own: one loop with a branch on a constant, or over a closure that
-    /// stores a successor, is slower), else with their counts.
+    /// fill the board when bit 0 is set): all are canonicalised at once; the full ones end
+    /// their paths, the others have their slots prefetched (where that pays) and are then
+    /// inserted: lean into a [`lean_set`] (in a loop of its own: one loop with a branch on a
+    /// constant, or over a closure that stores a successor, is slower), else with their
+    /// counts.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn flush<R: Rules<Key = K>, W: Weights<Count = C, Sum = S>, T: Sink<K, C>>(

@@ -1189,7 +1189,8 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
     ) {
         // Asked once a batch: a set small enough to stay in the caches is not prefetched.
         let far = set.worth_prefetching();
-        // Every successor's canonical form at once, the full ones' too (unused, and rare).
+        // Every successor's canonical form at once, the full ones' too (which only counting
+        // boards uses: they are few).
         let (canonical, symmetry) =
             (&mut batches.canonical.0[..succ.len()], &mut batches.canonical.1[..succ.len()]);
         rules.canonical_many(succ, canonical, symmetry);
@@ -1199,7 +1200,7 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
             for ((&s, &f), (&key, &t)) in succ.iter().zip(from).zip(canonical) {
                 let i = (f >> 1) as usize;
                 if f & 1 != 0 && rules.is_full(s) {
-                    self.end(rules, weights, s, i, count_boards);
+                    self.end(rules, weights, s, (key, t), i, count_boards);
                 } else {
                     let hash = frontier::key_hash(&key);
                     if far {
@@ -1218,7 +1219,7 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
         for ((&s, &f), (&key, &t)) in succ.iter().zip(from).zip(canonical) {
             let i = (f >> 1) as usize;
             if f & 1 != 0 && rules.is_full(s) {
-                self.end(rules, weights, s, i, count_boards);
+                self.end(rules, weights, s, (key, t), i, count_boards);
             } else {
                 let hash = frontier::key_hash(&key);
                 if far {
@@ -1232,13 +1233,15 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
         set.insert_buffer(&mut batches.counted, len)
     }
 
-    /// Ends the paths at the full successor `s` of parent `i`.
+    /// Ends the paths at the full successor `s` of parent `i`, whose canonical form and
+    /// symmetry are `canonical` (kept when counting boards).
     #[inline(always)]
     fn end<R: Rules<Key = K>, W: Weights<Count = C, Sum = S>>(
         &mut self,
         rules: &R,
         weights: W,
         s: K,
+        (key, t): (K, u8),
         i: usize,
         count_boards: bool,
     ) {
@@ -1246,7 +1249,6 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
         weights.end(&mut self.acc, &n, &rules.hashes(s));
         self.paths = self.paths.wrapping_add(weights.paths(&n));
         if count_boards {
-            let (key, t) = rules.canonical(s);
             self.full.push(Record::new(key, i, t));
         }
     }

@@ -52,6 +52,13 @@ const RELEASE_BYTES: usize = 1 << 20;
 /// enough that the growth of a table of a few megabytes goes to several threads.
 const POPULATE_PIECE: usize = 256 << 10;
 
+/// Bytes of fresh pages under which a growth leaves them to fault when first written, rather
+/// than pre-faulting them in a system call: on a virtual machine a page faulted by its first
+/// write costs about as much as one of four pre-faulted at once, and more than one of a
+/// larger range. Small frontiers grow their sets by a few pages a depth: those come
+/// pre-faulted too.
+const POPULATE_MIN: usize = 16 << 10;
+
 /// The page size the byte ranges given to the system are rounded to.
 #[cfg(target_os = "linux")]
 const PAGE: usize = 4096;
@@ -269,8 +276,8 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// [`POPULATE_PIECE`] bytes (a huge page, once the array asks for them) a system call,
     /// through `zeroer` (pieces may go at once on several threads), instead of one page fault
     /// per page when they are first written: much cheaper, and it keeps the kernel's
-    /// page-fault locks out of the parallel phases. Ranges under 64 KiB are left to fault (a
-    /// system call each would cost more). A hint: errors are ignored.
+    /// page-fault locks out of the parallel phases. Ranges under [`POPULATE_MIN`] are left to
+    /// fault (a system call each would cost more). A hint: errors are ignored.
     fn populate(&mut self, from: usize, to: usize, zeroer: &impl Zeroer) {
         let size = std::mem::size_of::<T>();
         if let Some(m) = self.map.as_deref() {
@@ -348,12 +355,12 @@ impl Map {
     }
 
     /// The bytes to pre-fault for the byte range `want` (from the page that holds its start,
-    /// cut to the map) and the size of their pieces ([`Map::piece_for`]); `None` under 64 KiB
-    /// (a system call would cost more than the faults).
+    /// cut to the map) and the size of their pieces ([`Map::piece_for`]); `None` under
+    /// [`POPULATE_MIN`] (a system call would cost more than the faults).
     #[cfg(target_os = "linux")]
     fn to_fault(&self, want: Range<usize>) -> Option<(Range<usize>, usize)> {
         let bytes = want.start / PAGE * PAGE..want.end.min(self.len);
-        if bytes.end < bytes.start + (64 << 10) {
+        if bytes.end < bytes.start + POPULATE_MIN {
             return None;
         }
         let piece = self.piece_for(bytes.len());
@@ -553,7 +560,7 @@ mod tests {
         let mut a = MmapArray::<u8>::zeroed(0);
         let z = Counting::default();
         a.resize_with(POPULATE_PIECE * 3 + 1, &z);
-        a.resize_with(POPULATE_PIECE * 3 + 100, &z); // under 64 KiB: left to fault
+        a.resize_with(POPULATE_PIECE * 3 + 100, &z); // under `POPULATE_MIN`: left to fault
         a.resize_with(POPULATE_PIECE * 4 + 5, &z);
         let grown = POPULATE_PIECE * 4 + 5 + HUGE_BYTES;
         a.resize_with(grown, &z);

@@ -203,12 +203,12 @@ pub fn main() -> ExitCode {
         let _ = writeln!(stderr, "error: cannot write to stdout: {e}");
         return ExitCode::from(1);
     }
-    // `--threads 1`: this thread becomes the only thread of a pool, kept until the process
-    // ends (a pool made of the calling thread is never freed), and the search runs on it: no
-    // thread to start, and none to hand the search to and wait for. (Failing, the search
-    // starts a pool of its own.)
-    let _one_thread = (args.threads == Some(1))
-        .then(|| rayon::ThreadPoolBuilder::new().num_threads(1).use_current_thread().build());
+    // `--threads N`: this thread becomes the first thread of a pool of N, kept until the
+    // process ends (a pool made with the calling thread is never freed), and the search runs
+    // on it: no thread to hand the search to and wait for, and with one thread none to start.
+    // (Failing, the search starts a pool of its own.)
+    let _pool =
+        args.threads.map(|n| rayon::ThreadPoolBuilder::new().num_threads(n).use_current_thread().build());
     match run(&args) {
         Ok(out) => deliver(stdout, out.as_bytes()),
         Err((code, msg)) => {

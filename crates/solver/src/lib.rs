@@ -72,8 +72,8 @@ pub struct Options {
     /// Worker threads, 1 to [`MAX_THREADS`]. `None`: the pool the caller runs on, else rayon's
     /// global pool (one thread per core, or `RAYON_NUM_THREADS`); ranks that are threads of
     /// one process each get a pool of that size. `Some(n)`: a pool of its own of `n`
-    /// threads, except that a search of one rank asking for `Some(1)` on the only thread of a
-    /// pool runs on that thread.
+    /// threads, except that a search of one rank asking for `Some(n)` on a thread of a pool of
+    /// `n` threads runs on that thread and pool.
     pub threads: Option<usize>,
     /// Instruction set for the hot loops; `None` for the best this CPU has.
     pub backend: Option<Level>,
@@ -220,12 +220,13 @@ pub fn solve_distributed(
         Some(n) if !(1..=MAX_THREADS).contains(&n) => {
             anyhow::bail!("{n} threads: a search takes 1 to {MAX_THREADS}")
         }
-        // One thread, asked for on the only thread of a pool (the `solver` binary's `--threads
-        // 1` runs on its main thread so): that pool, with no thread to start, wake or wait for.
-        Some(1)
+        // Asked on a thread of a pool of that many threads (the `solver` binary's `--threads N`
+        // runs on its main thread so): that pool, with no thread to start, or to hand the
+        // search to and wait for.
+        Some(n)
             if cluster.size() == 1
                 && rayon::current_thread_index().is_some()
-                && rayon::current_num_threads() == 1 =>
+                && rayon::current_num_threads() == n =>
         {
             run()
         }

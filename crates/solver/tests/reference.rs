@@ -349,25 +349,31 @@ fn answer_does_not_depend_on_thread_count() {
     }
 }
 
-/// A one-thread search asked for on the only thread of a pool (as the binary's `--threads 1`
-/// asks on its main thread) runs on that thread, with the reference's answer.
+/// A search of `n` threads asked for on a thread of a pool of `n` (as the binary's
+/// `--threads N` asks on its main thread) runs on that thread, with the reference's answer.
 #[test]
-fn one_thread_on_the_only_thread_of_a_pool_runs_there() {
-    std::thread::spawn(|| {
-        let _pool = rayon::ThreadPoolBuilder::new().num_threads(1).use_current_thread().build().unwrap();
-        let me = std::thread::current().id();
-        let cells = [1, 0, 0, 0, 0, 0, 0, 0, 0];
-        let board = Board::new(Shape::new(3, 3).unwrap(), cells.to_vec()).unwrap();
-        let mut threads = Vec::new();
-        let options = Options { threads: Some(1), ..Options::default() };
-        let a =
-            solver::solve_observed(&board, 12, &options, &mut |_| threads.push(std::thread::current().id()))
-                .unwrap();
-        assert_eq!(a.answer, reference(&cells, 3, 3, 12).0);
-        assert!(!threads.is_empty() && threads.iter().all(|&t| t == me), "the search left the pool's thread");
-    })
-    .join()
-    .unwrap();
+fn n_threads_on_a_thread_of_a_pool_of_n_run_there() {
+    for n in [1, 2] {
+        std::thread::spawn(move || {
+            let _pool = rayon::ThreadPoolBuilder::new().num_threads(n).use_current_thread().build().unwrap();
+            let me = std::thread::current().id();
+            let cells = [1, 0, 0, 0, 0, 0, 0, 0, 0];
+            let board = Board::new(Shape::new(3, 3).unwrap(), cells.to_vec()).unwrap();
+            let mut threads = Vec::new();
+            let options = Options { threads: Some(n), ..Options::default() };
+            let a = solver::solve_observed(&board, 12, &options, &mut |_| {
+                threads.push((std::thread::current().id(), rayon::current_num_threads()))
+            })
+            .unwrap();
+            assert_eq!(a.answer, reference(&cells, 3, 3, 12).0);
+            assert!(
+                !threads.is_empty() && threads.iter().all(|&t| t == (me, n)),
+                "{n} threads: the search left the pool's thread"
+            );
+        })
+        .join()
+        .unwrap();
+    }
 }
 
 #[test]

@@ -54,7 +54,7 @@ const POPULATE_PIECE: usize = 256 << 10;
 
 /// Bytes of fresh pages under which a growth leaves them to fault when first written, rather
 /// than pre-faulting them in a system call: on a virtual machine a page faulted by its first
-/// write costs about as much as one of four pre-faulted at once, and more than one of a
+/// write costs about as much as one pre-faulted in so small a range, and more than one of a
 /// larger range. Small frontiers grow their sets by a few pages a depth: those come
 /// pre-faulted too.
 const POPULATE_MIN: usize = 16 << 10;

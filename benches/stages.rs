@@ -315,62 +315,6 @@ fn frontier_insert(c: &mut Criterion) {
     g.finish();
 }
 
-fn frontier_shared(c: &mut Criterion) {
-    // 4 M inserts of 1 M distinct keys with one u64 count, the shape of a 4x4 depth: one
-    // thread into one set, against two threads filling one shared set.
-    let keys: Vec<u64> = (0..1u64 << 22).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % 1_000_003).collect();
-    let mut g = c.benchmark_group("frontier_shared");
-    g.throughput(Throughput::Elements(keys.len() as u64));
-    let empty = || {
-        let mut s = CountSet::<u64, u64>::new(0);
-        s.clear_for(1_000_003);
-        s
-    };
-    // Batches of 192 whose slots are prefetched first, as the search inserts.
-    fn batches(keys: &[u64], mut insert: impl FnMut(&[u64])) {
-        for batch in keys.chunks(192) {
-            insert(batch);
-        }
-    }
-    g.bench_function("one-thread", |bench| {
-        bench.iter_batched(
-            empty,
-            |mut set| {
-                batches(&keys, |b| {
-                    b.iter().for_each(|k| set.prefetch(k));
-                    set.insert_prefetched(b, frontier::key_hash, |&k| k, |_| 1);
-                });
-                set
-            },
-            BatchSize::LargeInput,
-        )
-    });
-    g.bench_function("shared-2-threads", |bench| {
-        bench.iter_batched(
-            empty,
-            |mut set| {
-                set.fill_shared(|shared| {
-                    std::thread::scope(|scope| {
-                        for half in keys.chunks(keys.len() / 2) {
-                            scope.spawn(|| {
-                                let mut claim = shared.claim();
-                                batches(half, |b| {
-                                    b.iter().for_each(|k| claim.prefetch_hash(frontier::key_hash(k)));
-                                    assert!(claim.insert_prefetched(b, frontier::key_hash, |&k| k, |_| 1));
-                                });
-                            });
-                        }
-                    })
-                })
-                .expect("room for every key");
-                set
-            },
-            BatchSize::LargeInput,
-        )
-    });
-    g.finish();
-}
-
 fn frontier_layouts(c: &mut Criterion) {
     // 1 M inserts of 150 k distinct `u32` keys (a 3x3 peak depth), in batches of 192 whose
     // slots are prefetched first, as the search inserts: one count a key beside it (inline,
@@ -431,7 +375,6 @@ criterion_group!(
     canonicalisation,
     move_generation,
     frontier_insert,
-    frontier_shared,
     frontier_layouts,
     whole_search
 );

@@ -12,8 +12,6 @@
 //!   larger counts (lanes) are dense, in insertion order, behind an index table of `u16`s
 //!   (small tables) or `u32`s (load at most 1/4, or 1/2 in the largest tables). Read back in
 //!   slot order, whole or by ranges of slots.
-//! * [`SharedSet`] ([`CountSet::fill_shared`]): one set (of 4- or 8-byte keys) filled by
-//!   several threads at once, each inserting through its own [`Claim`], without a lock.
 //! * [`Frontier`]: `2^b` shards; a key's shard is the top `b` bits of its hash, so the shards
 //!   are independent: each can be filled by its own thread, in any order, with the same result.
 //! * [`MmapArray`]: the storage, anonymous memory maps (memmap2) whose pages cost nothing
@@ -43,7 +41,6 @@ mod arena;
 mod hash;
 mod prefetch;
 mod set;
-mod shared;
 pub mod spill;
 
 pub use arena::{MmapArray, Prefault};
@@ -51,9 +48,6 @@ pub use arena::{Serial, Zeroer};
 pub use hash::key_hash;
 pub use prefetch::prefetch;
 pub use set::{CountSet, Entries, SlotView, Tallies};
-pub use shared::{Claim, Overflow, SharedSet};
-
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use bytemuck::Pod;
 
@@ -157,29 +151,9 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Frontier<K, C> {
 
 /// What a [`CountSet`] keeps per key: plain data merged by wrapping addition.
 ///
-/// # Safety
-/// A [`SharedSet`] lets several threads call [`Tally::merge_shared`] on the same cell at once,
-/// and its race freedom rests on the implementation. Implementing the trait promises that, for
-/// a `cell` as its contract describes (valid, aligned to [`Tally::SHARED_ALIGN`], only merged
-/// into meanwhile), `merge_shared(cell, add)`:
-/// * accesses no memory but the `size_of::<Self>()` bytes at `cell`;
-/// * accesses them only through atomic operations, never plain reads or writes;
-/// * splits the cell into atomic words the same way on every call (each byte always belongs
-///   to the same word, of the same width at the same offset), so that no two calls access
-///   overlapping bytes through atomics of different sizes;
-/// * needs no more alignment than [`Tally::SHARED_ALIGN`]: each word's offset in `Self` is a
-///   multiple of its atomic type's alignment, and that alignment divides `SHARED_ALIGN`.
-///
-/// A [`SharedSet`] only shares a [`CountSet`] whose slots place every cell at such an
-/// alignment ([`CountSet::SHAREABLE`]). For the results to be right (not a safety matter),
-/// `merge_shared` adds `add` as [`Tally::merge`] does, the all-zero value is [`Tally::zero`],
-/// and merging is associative and commutative.
-pub unsafe trait Tally: Pod + Send + Sync {
-    /// The alignment [`Tally::merge_shared`] needs of its cell (a power of two): that of the
-    /// largest atomic type it uses, which may exceed `align_of::<Self>()` (`u64` is aligned to
-    /// 4 bytes on 32-bit x86, an `AtomicU64` to 8).
-    const SHARED_ALIGN: usize;
-
+/// For the results to be right, the all-zero value is [`Tally::zero`], and merging is
+/// associative and commutative: the order in which a set sees a key's counts never matters.
+pub trait Tally: Pod + Send + Sync {
     /// 0, or the bits a value needs when it is an 8-byte count kept modulo `2^PACK_BITS`
     /// (its bytes a `u64`, merged by addition modulo `2^PACK_BITS`): then a [`CountSet`] of
     /// 4-byte keys keeps each key and its count in one 64-bit word ([`CountSet::PACKED`]).
@@ -205,25 +179,9 @@ pub unsafe trait Tally: Pod + Send + Sync {
         }
     }
 
-    /// `*cell = cell.merge(add)` by atomic additions, so that several threads may merge into
-    /// the same cell at once (a [`SharedSet`]).
-    ///
-    /// # Safety
-    /// `cell` is valid for reads and writes of `size_of::<Self>()` bytes and aligned to
-    /// [`Tally::SHARED_ALIGN`], and while threads may be merging into it, every access to it
-    /// is a `merge_shared` of this type.
-    unsafe fn merge_shared(cell: *mut Self, add: Self);
 }
 
-// SAFETY: `merge_shared` accesses lane `g` only as the `AtomicU32` at byte `4 g` of the cell,
-// the same word on every call; a lane's offset is a multiple of 4, and so of the alignment of
-// `AtomicU32` (checked below), which is `SHARED_ALIGN`.
-unsafe impl<const L: usize> Tally for [u32; L] {
-    const SHARED_ALIGN: usize = {
-        assert!(std::mem::size_of::<u32>().is_multiple_of(std::mem::align_of::<AtomicU32>()));
-        std::mem::align_of::<AtomicU32>()
-    };
-
+impl<const L: usize> Tally for [u32; L] {
     #[inline(always)]
     fn merge(self, add: Self) -> Self {
         std::array::from_fn(|g| self[g].wrapping_add(add[g]))
@@ -235,22 +193,9 @@ unsafe impl<const L: usize> Tally for [u32; L] {
         std::array::from_fn(|g| (self[g] & keep).wrapping_add(add[g]))
     }
 
-    #[inline(always)]
-    unsafe fn merge_shared(cell: *mut Self, add: Self) {
-        for (g, a) in add.into_iter().enumerate() {
-            // SAFETY: lane `g < L` of the cell is in bounds, and aligned for `AtomicU32` since
-            // the cell is (to `SHARED_ALIGN`) and `4 g` is a multiple of that alignment; it is
-            // only accessed through this same atomic word meanwhile (the caller's contract).
-            unsafe { AtomicU32::from_ptr(cell.cast::<u32>().add(g)) }.fetch_add(a, Ordering::Relaxed);
-        }
-    }
 }
 
-// SAFETY: `merge_shared` accesses the cell only as one `AtomicU64` (its 8 bytes, on every
-// call), which needs the alignment of `AtomicU64`: `SHARED_ALIGN`.
-unsafe impl Tally for u64 {
-    const SHARED_ALIGN: usize = std::mem::align_of::<AtomicU64>();
-
+impl Tally for u64 {
     #[inline(always)]
     fn merge(self, add: Self) -> Self {
         self.wrapping_add(add)
@@ -262,12 +207,6 @@ unsafe impl Tally for u64 {
         (self & keep).wrapping_add(add)
     }
 
-    #[inline(always)]
-    unsafe fn merge_shared(cell: *mut Self, add: Self) {
-        // SAFETY: the cell is valid, aligned to `SHARED_ALIGN` (that of `AtomicU64`) and only
-        // accessed through this same atomic word meanwhile (the caller's contract).
-        unsafe { AtomicU64::from_ptr(cell) }.fetch_add(add, Ordering::Relaxed);
-    }
 }
 
 /// A count modulo 2^34 (in a `u64`): with 4-byte keys, a [`CountSet`] packs each key and its
@@ -306,11 +245,7 @@ impl PartialEq for Count34 {
 
 impl Eq for Count34 {}
 
-// SAFETY: `merge_shared` accesses the cell only as one `AtomicU64` (its 8 bytes, on every
-// call), which needs the alignment of `AtomicU64`: `SHARED_ALIGN`. Its additions wrap modulo
-// 2^64, a multiple of the count's modulus, so they merge as `merge` does.
-unsafe impl Tally for Count34 {
-    const SHARED_ALIGN: usize = std::mem::align_of::<AtomicU64>();
+impl Tally for Count34 {
     const PACK_BITS: u32 = Self::BITS;
 
     #[inline(always)]
@@ -318,12 +253,6 @@ unsafe impl Tally for Count34 {
         Count34::new(self.0.wrapping_add(add.0))
     }
 
-    #[inline(always)]
-    unsafe fn merge_shared(cell: *mut Self, add: Self) {
-        // SAFETY: the cell is valid, aligned to `SHARED_ALIGN` (that of `AtomicU64`) and only
-        // accessed through this same atomic word meanwhile (the caller's contract).
-        unsafe { AtomicU64::from_ptr(cell.cast()) }.fetch_add(add.0, Ordering::Relaxed);
-    }
 }
 
 /// The shard of `key` among `2^shard_bits`.

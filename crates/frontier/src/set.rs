@@ -26,8 +26,7 @@ const ELEMENT_AHEAD: usize = 8;
 const CACHED_BYTES: usize = 1 << 20;
 
 /// Table slots a key in the inline layout: the load factor stays at or below
-/// `1 / INLINE_SLOTS_PER_KEY` while keys are inserted one thread at a time (a shared fill may
-/// take it to 3/4, see [`CountSet::fill_shared`]).
+/// `1 / INLINE_SLOTS_PER_KEY`.
 const INLINE_SLOTS_PER_KEY: usize = 2;
 
 /// Table slots (element numbers) a key in the dense layout: load at most 1/4 in a table of
@@ -218,16 +217,6 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     #[inline(always)]
     fn packed_count(count: C) -> u64 {
         bytemuck::cast::<C, u64>(count) << Self::KEY_BITS
-    }
-
-    /// Packed: the key bits and the count bits of an item, whose sum (or bitwise or) is the
-    /// word of a new key, and whose count bits added to a word merge the count.
-    ///
-    /// # Panics
-    /// As [`CountSet::packed_key`].
-    #[inline(always)]
-    pub(crate) fn packed_parts(key: K, count: C) -> (u64, u64) {
-        (Self::packed_key(key), Self::packed_count(count))
     }
 
     /// Packed: the key and count of a word (of an empty word, zero counts and a key that
@@ -704,18 +693,6 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
             i = (i + 1) & mask;
             (word != 0).then(|| Self::unpack(word))
         })
-    }
-
-    /// The table, mutably (the shared fill's view of it): its slots, or in the packed layout
-    /// its words.
-    pub(crate) fn table_mut(&mut self) -> (&mut [Slot<K, C>], &mut [u64]) {
-        (self.slots.as_mut_slice(), self.words.as_mut_slice())
-    }
-
-    /// Empties the set, keeping its table's size.
-    pub(crate) fn clear_all(&mut self) {
-        self.make_table(self.capacity(), self.len, &Serial);
-        self.len = 0;
     }
 
     /// Doubles the table and inserts the keys again, in the order they are read back (so the

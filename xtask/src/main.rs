@@ -22,16 +22,16 @@ Commands:
                          the one at PATH: absolute, or from the workspace root), run every
                          fixture under fixtures/ through it;
                          run the exhaustive SIMD-vs-portable test and the deep cases in
-                         profile `verify` (release without the whole-program link); non-zero
-                         exit on any mismatch
+                         profile `release`; non-zero exit on any mismatch
   verify-mpi             build the solver with and without its `mpi` feature in profile
-                         `verify` (needs Open MPI and libclang), run every fixture, 3x3 deep
+                         `release` (needs Open MPI and libclang), run every fixture, 3x3 deep
                          cases, the empty 4x4 to depth 16 and a 5x5 case through `mpirun -np 1,
                          2, 3`, in memory and on disk (--memory-limit 1M), against one process;
                          non-zero exit on any mismatch
   check                  every locked package builds with the workspace's rust-version, and
                          solver without its default `cli` feature pulls in no command-line crate
-  dist                   build the solver to ship: on Linux one statically linked binary, for
+  dist                   build the solver to ship (profile `dist`: release with a
+                         whole-program link): on Linux one statically linked binary, for
                          musl when its target is installed, else glibc; it starts faster than
                          the dynamically linked one of `cargo build`; prints its path
   bench [--quick] [--runs N] [--only NAME]
@@ -145,7 +145,8 @@ fn build_dist(root: &Path) -> Result<PathBuf> {
         let mut cmd = Command::new(env!("CARGO"));
         cmd.args([
             "rustc",
-            "--release",
+            "--profile",
+            "dist",
             "--quiet",
             "-p",
             "solver",
@@ -159,8 +160,8 @@ fn build_dist(root: &Path) -> Result<PathBuf> {
         }
         run_cmd(cmd.args(extra))?;
         let exe = match target {
-            Some(t) => root.join(DIST_DIR).join(t).join("release/solver"),
-            None => root.join(DIST_DIR).join("release/solver"),
+            Some(t) => root.join(DIST_DIR).join(t).join("dist/solver"),
+            None => root.join(DIST_DIR).join("dist/solver"),
         };
         if !exe.exists() {
             bail!("{} was not built", exe.display());

@@ -1,6 +1,6 @@
 //! `cargo xtask verify`: every fixture through the release binary (or the one `--solver`
 //! names), the exhaustive backend test, and the deep cases (too slow for a debug build), in
-//! profile `verify`: release's optimisation without the whole-program link.
+//! profile `release`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -149,10 +149,10 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         bail!("--dist and --solver each name the binary to run: give one");
     }
     let started = Instant::now();
-    // The solver builds (the release one, or with `--dist` the one to ship; none when
-    // `--solver` names one) while the tests build in profile `verify`, in a target directory
-    // of their own: a whole-program link runs mostly on one core, and the tests' build takes
-    // the other.
+    // The solver builds (the release one, or with `--dist` the one to ship, in a target
+    // directory of its own; none when `--solver` names one) while the tests build in profile
+    // `release`: the dist binary's whole-program link runs mostly on one core, and the tests'
+    // build takes the other.
     let exe = std::thread::scope(|scope| -> Result<PathBuf> {
         let solver = given
             .is_none()
@@ -227,12 +227,12 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     }
     failed += check_counts(root, &exe)?;
     println!(
-        "\nexhaustive backend check (every 3x3 board, profile verify; at {:.0} s):",
+        "\nexhaustive backend check (every 3x3 board, profile release; at {:.0} s):",
         started.elapsed().as_secs_f64()
     );
     run_cmd(exhaustive_test().args(["--", "--ignored", "--nocapture"]))?;
     println!(
-        "\ndeep cases (long 3x3 and 4x4 searches on every path, profile verify; at {:.0} s):",
+        "\ndeep cases (long 3x3 and 4x4 searches on every path, profile release; at {:.0} s):",
         started.elapsed().as_secs_f64()
     );
     run_cmd(deep_tests().args(["--", "--ignored"]))?;
@@ -242,33 +242,30 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `cargo SUBCOMMAND -p PACKAGE` in profile `verify`, in its own target directory.
+/// `cargo SUBCOMMAND -p PACKAGE` in profile `release`.
 fn in_verify_profile(subcommand: &str, package: &str) -> Command {
     let mut cmd = Command::new(env!("CARGO"));
-    cmd.args([subcommand, "--profile", VERIFY_PROFILE, "--target-dir", VERIFY_DIR, "--quiet", "-p", package]);
+    cmd.args([subcommand, "--profile", VERIFY_PROFILE, "--quiet", "-p", package]);
     cmd
 }
 
-/// The deep tests (long searches on every path), in profile `verify`.
+/// The deep tests (long searches on every path), in profile `release`.
 fn deep_tests() -> Command {
     let mut cmd = in_verify_profile("test", "solver");
     cmd.args(["--test", "deep"]);
     cmd
 }
 
-/// The exhaustive SIMD-against-portable test, in profile `verify`.
+/// The exhaustive SIMD-against-portable test, in profile `release`.
 fn exhaustive_test() -> Command {
     let mut cmd = in_verify_profile("test", "state");
     cmd.args(["--test", "exhaustive"]);
     cmd
 }
 
-/// The profile (Cargo.toml) verify's tests and verify-mpi's solvers build in.
-const VERIFY_PROFILE: &str = "verify";
-
-/// Where profile `verify` builds: a target directory of its own, so that a release build can
-/// run beside it (cargo locks a target directory for one build at a time).
-const VERIFY_DIR: &str = "target/verify";
+/// The profile verify's tests and verify-mpi's solvers build in: the one `cargo build
+/// --release` makes, so that the binary and the tests share one build of the library.
+const VERIFY_PROFILE: &str = "release";
 
 /// `mpirun` for a job on this machine: as root if need be, more ranks than cores allowed, and
 /// the shared-memory transport chosen up front (probing the network interfaces' components
@@ -350,10 +347,10 @@ fn output_of(mut cmd: Command, input: &Path) -> Result<Option<String>> {
 pub fn run_mpi(root: &Path, args: &[String]) -> Result<()> {
     check_args("verify-mpi", args, &[], &[])?;
     let started = Instant::now();
-    // Both in profile `verify`: the one process that every job is checked against is verify's
-    // build, and the MPI tests build the `mpi` one.
+    // Both in profile `release`: the one process that every job is checked against is the
+    // release build, and the MPI tests build the `mpi` one.
     run_cmd(&mut in_verify_profile("build", "solver"))?;
-    let exe = root.join(VERIFY_DIR).join(VERIFY_PROFILE).join("solver");
+    let exe = root.join("target").join(VERIFY_PROFILE).join("solver");
     let mpi = build_mpi_solver(root, VERIFY_PROFILE)?;
     println!("solvers built in {:.0} s", started.elapsed().as_secs_f64());
     let scratch = root.join("target/verify-mpi-scratch");

@@ -1,5 +1,5 @@
 //! Deep cases, too slow for a debug build: `cargo xtask verify` runs them with release's
-//! optimisation (`cargo test --profile verify -p solver --test deep -- --ignored`).
+//! optimisation (`cargo test --release -p solver --test deep -- --ignored`).
 //!
 //! Every depth of long 3x3 games against the plain reference, and the paths that only deep
 //! searches reach (many shards, owned fills, partitions on disk, several threads) against

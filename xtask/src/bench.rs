@@ -7,7 +7,14 @@
 //! speed, a noisy neighbour) hits both alike. Every answer is checked: against the warm-up's,
 //! against the yardstick's and, where the workload knows it, against the expected one.
 //!
-//! The report (a markdown table) goes to stdout and is appended to `benches/RESULTS.md`.
+//! `--baseline PATH` names another solver binary (a previous commit's, say) that runs third in
+//! every round, with our arguments; its column is the median of the rounds' ratios ours /
+//! baseline.
+//!
+//! The report (a markdown table) goes to stdout. Each row is appended as one JSON object to
+//! `docs/bench-runs.jsonl` (the fields are listed in `docs/benchmarks.md`), and a full run
+//! (neither `--quick` nor `--only`) writes its table into `docs/benchmarks.md`, between
+//! [`BEGIN`] and [`END`].
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -16,6 +23,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use serde_json::Value;
 
 use crate::{build_dist, build_solver, check_args, flag_value};
 
@@ -23,30 +31,16 @@ use crate::{build_dist, build_solver, check_args, flag_value};
 const ANCHOR_SRC: &str = "../shared/anchor/anchor.cpp";
 /// Where the yardstick is built, relative to the workspace root.
 const ANCHOR_EXE: &str = "target/anchor";
-/// The results log, relative to the workspace root.
-const RESULTS: &str = "benches/RESULTS.md";
+/// Every measured row, one JSON object a line, relative to the workspace root.
+const RUNS_LOG: &str = "docs/bench-runs.jsonl";
+/// The document whose current table a full run rewrites, relative to the workspace root.
+const BENCH_DOC: &str = "docs/benchmarks.md";
+/// The markers around that table in [`BENCH_DOC`].
+const BEGIN: &str = "<!-- bench:begin -->";
+const END: &str = "<!-- bench:end -->";
 /// Timed runs per program and workload by default, and under `--quick`.
 const DEFAULT_RUNS: usize = 11;
 const QUICK_RUNS: usize = 5;
-
-/// The opening of a new `benches/RESULTS.md`.
-const RESULTS_HEADER: &str = "\
-# Benchmark results
-
-Whole-process timings appended by `cargo xtask bench`, newest last. Each row gives the median and \
-the spread (min–max) of N timed runs, after one warm-up run, of our release solver (the binary of \
-`cargo xtask dist`: statically linked on Linux, with musl where installed, else glibc) and of the C++ \
-yardstick (`../shared/anchor/anchor.cpp`: single-threaded, 3x3 board only), the two alternating run \
-by run; the ratio is our median over the baseline's (below 1: we are faster). Rows marked \
-`(vs ...)` take our own solver in another configuration as the baseline instead (one thread; the \
-frontier in memory; the dynamically linked binary of `cargo build`; one process alone, beside \
-`2 processes at once`, two copies of ours started together, which shows what the cores cost each \
-other), or the plain reference solver of the tests (`--example reference`: whole \
-boards in a hash map, no symmetry), with peak resident memory where it matters. Every answer is \
-checked against the first run's and the yardstick's. `public12` times the 12 public contest cases \
-run one after another, 12 processes, so it is mostly process start-up. Figures taken on different \
-machines or under different loads do not compare.
-";
 
 /// One thing to time.
 #[derive(Debug)]
@@ -58,13 +52,14 @@ struct Workload {
     args: &'static [&'static str],
     /// Whether the yardstick runs it too (it knows only the 3x3 board).
     yardstick: bool,
-    /// Instead of the yardstick, our solver with these arguments is the baseline.
-    baseline: Option<&'static [&'static str]>,
+    /// Instead of the yardstick, our solver with these arguments is what ours runs against.
+    against: Option<&'static [&'static str]>,
     /// Also report each side's peak resident memory (from one extra `--json` run).
     memory: bool,
-    /// The baseline is the plain reference solver (the `reference` example), not ours.
+    /// What ours runs against is the plain reference solver (the `reference` example).
     oracle: bool,
-    /// The baseline is our solver as `cargo build` links it (dynamically), not as shipped.
+    /// What ours runs against is our solver as `cargo build` links it (dynamically), not as
+    /// shipped.
     cargo_build: bool,
     /// Left out under `--quick`.
     slow: bool,
@@ -72,8 +67,8 @@ struct Workload {
     expected: Option<String>,
     /// Ours is an MPI job of this many ranks (`mpirun -np N`, the `mpi` build, `--mpi`).
     ranks: Option<usize>,
-    /// Ours runs this many copies of each process at once (the baseline one), all of which
-    /// must print the same answer: what running side by side costs the machine's cores.
+    /// Ours runs this many copies of each process at once (the other side runs one), all of
+    /// which must print the same answer: what running side by side costs the machine's cores.
     copies: usize,
 }
 
@@ -85,7 +80,7 @@ impl Workload {
             inputs,
             args: &[],
             yardstick: true,
-            baseline: None,
+            against: None,
             memory: false,
             oracle: false,
             cargo_build: false,
@@ -114,19 +109,19 @@ impl Workload {
         Workload { yardstick: false, slow: true, ..self }
     }
 
-    /// Ours against ours with `args` (the baseline), alternating; left out under `--quick`.
+    /// Ours against ours with `args`, alternating; left out under `--quick`.
     fn against(self, args: &'static [&'static str]) -> Self {
-        Workload { yardstick: false, baseline: Some(args), slow: true, ..self }
+        Workload { yardstick: false, against: Some(args), slow: true, ..self }
     }
 
     /// Ours against the plain reference solver; left out under `--quick`.
     fn against_oracle(self) -> Self {
-        Workload { yardstick: false, baseline: Some(&[]), oracle: true, slow: true, ..self }
+        Workload { yardstick: false, against: Some(&[]), oracle: true, slow: true, ..self }
     }
 
     /// Ours as shipped against ours as `cargo build` makes it; left out under `--quick`.
     fn against_cargo_build(self) -> Self {
-        Workload { yardstick: false, baseline: Some(&[]), cargo_build: true, slow: true, ..self }
+        Workload { yardstick: false, against: Some(&[]), cargo_build: true, slow: true, ..self }
     }
 
     /// Ours as an MPI job of `n` ranks ([`Workload::ranks`]).
@@ -258,11 +253,10 @@ struct Summary {
 
 impl Summary {
     fn of(samples: &[Duration]) -> Self {
-        let mut ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1e3).collect();
-        ms.sort_by(f64::total_cmp);
-        let n = ms.len();
-        let median = if n % 2 == 1 { ms[n / 2] } else { (ms[n / 2 - 1] + ms[n / 2]) / 2.0 };
-        Summary { median, min: ms[0], max: ms[n - 1] }
+        let ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        let min = ms.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = ms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        Summary { median: median(&ms), min, max }
     }
 
     fn spread(&self) -> String {
@@ -275,10 +269,24 @@ impl Summary {
 struct Row {
     name: &'static str,
     ours: Summary,
-    /// The yardstick's or the baseline configuration's times.
+    /// The yardstick's or the other configuration's times (the workload's "against").
     yardstick: Option<Summary>,
-    /// Peak resident memory (MiB) of ours and of the baseline, when measured.
+    /// Peak resident memory (MiB) of ours and of the other configuration, when measured.
     memory: Option<(f64, Option<f64>)>,
+    /// The `--baseline` binary's times, and the median of the rounds' ratios ours / baseline.
+    baseline: Option<(Summary, f64)>,
+}
+
+/// The median of `values` (not empty).
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 /// Peak resident memory in MiB of one run of `exe` with `args` and `--json`, from the
@@ -371,10 +379,13 @@ struct Ours {
     oracle: PathBuf,
     /// The `mpi` build, when a chosen workload needs it.
     mpi: Option<PathBuf>,
+    /// The `--baseline` binary, when one is given.
+    baseline: Option<PathBuf>,
 }
 
-/// Times one workload: a warm-up run of each program, then `runs` timed runs of each,
-/// alternating; fails on any answer that differs from our warm-up's.
+/// Times one workload: a warm-up run of each program, then `runs` rounds of timed runs, each
+/// program once a round in the same order (ours, what it runs against, the `--baseline`
+/// binary); fails on any answer that differs from our warm-up's.
 fn measure(w: &Workload, ours: &Ours, yardstick: Option<&Path>, runs: usize) -> Result<Row> {
     let check = |who: &str, got: &str, want: &str| {
         if got != want {
@@ -382,7 +393,7 @@ fn measure(w: &Workload, ours: &Ours, yardstick: Option<&Path>, runs: usize) -> 
         }
         Ok(())
     };
-    let yardstick = match w.baseline {
+    let yardstick = match w.against {
         Some(_) if w.oracle => Some(ours.oracle.as_path()),
         Some(_) if w.cargo_build => Some(ours.cargo_build.as_path()),
         Some(_) => Some(ours.dist.as_path()),
@@ -390,8 +401,10 @@ fn measure(w: &Workload, ours: &Ours, yardstick: Option<&Path>, runs: usize) -> 
     };
     let mpi_exe = ours.mpi.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
     let np = w.ranks.map(|n| n.to_string()).unwrap_or_default();
+    // The baseline binary runs what ours runs, but not as an MPI job (it may lack `--mpi`).
+    let baseline = ours.baseline.as_deref().filter(|_| w.ranks.is_none());
     let ours = ours.dist.as_path();
-    let base_args: &[&str] = w.baseline.unwrap_or(&[]);
+    let against_args: &[&str] = w.against.unwrap_or(&[]);
     // An MPI job: mpirun runs the `mpi` build with `--mpi` and the workload's arguments.
     let (program, our_args): (&Path, Vec<&str>) = match w.ranks {
         Some(_) => {
@@ -406,7 +419,12 @@ fn measure(w: &Workload, ours: &Ours, yardstick: Option<&Path>, runs: usize) -> 
         sample_copies(program, &our_args, &w.inputs, w.copies)
             .with_context(|| format!("{}: our solver", w.name))
     };
-    let run_yardstick = |y| sample(y, base_args, &w.inputs).with_context(|| format!("{}: baseline", w.name));
+    let run_yardstick =
+        |y| sample(y, against_args, &w.inputs).with_context(|| format!("{}: what ours runs against", w.name));
+    let run_baseline = |b| {
+        sample_copies(b, w.args, &w.inputs, w.copies)
+            .with_context(|| format!("{}: the baseline binary", w.name))
+    };
 
     let (_, answer) = run_ours()?;
     if let Some(expected) = &w.expected {
@@ -415,26 +433,50 @@ fn measure(w: &Workload, ours: &Ours, yardstick: Option<&Path>, runs: usize) -> 
     if let Some(y) = yardstick {
         check("the yardstick", &run_yardstick(y)?.1, &answer)?;
     }
+    // A baseline that cannot run the workload (an older binary without a flag, say) is left
+    // out of this row; one that runs it and answers otherwise is an error.
+    let baseline = match baseline.map(|b| (b, run_baseline(b))) {
+        Some((b, Ok((_, got)))) => {
+            check("the baseline binary", &got, &answer)?;
+            Some(b)
+        }
+        Some((_, Err(e))) => {
+            eprintln!(
+                "bench: {}: the baseline binary failed its warm-up, left out of this row: {e:#}",
+                w.name
+            );
+            None
+        }
+        None => None,
+    };
 
     let mut our_times = Vec::with_capacity(runs);
     let mut yard_times = Vec::with_capacity(runs);
+    let mut base_times = Vec::with_capacity(runs);
+    let mut base_ratios = Vec::with_capacity(runs);
     for _ in 0..runs {
-        let (t, got) = run_ours()?;
+        let (ours_t, got) = run_ours()?;
         check("our solver", &got, &answer)?;
-        our_times.push(t);
+        our_times.push(ours_t);
         if let Some(y) = yardstick {
             let (t, got) = run_yardstick(y)?;
             check("the yardstick", &got, &answer)?;
             yard_times.push(t);
         }
+        if let Some(b) = baseline {
+            let (t, got) = run_baseline(b)?;
+            check("the baseline binary", &got, &answer)?;
+            base_times.push(t);
+            base_ratios.push(ours_t.as_secs_f64() / t.as_secs_f64());
+        }
     }
     let memory = if w.memory {
-        // The baseline's only where it is our solver in another configuration.
-        let base = match w.baseline {
-            Some(_) => Some(peak_mib(ours, base_args, &w.inputs[0])?),
+        // The other side's only where it is our solver in another configuration.
+        let other = match w.against {
+            Some(_) => Some(peak_mib(ours, against_args, &w.inputs[0])?),
             None => None,
         };
-        Some((peak_mib(ours, w.args, &w.inputs[0])?, base))
+        Some((peak_mib(ours, w.args, &w.inputs[0])?, other))
     } else {
         None
     };
@@ -443,6 +485,7 @@ fn measure(w: &Workload, ours: &Ours, yardstick: Option<&Path>, runs: usize) -> 
         ours: Summary::of(&our_times),
         yardstick: yardstick.map(|_| Summary::of(&yard_times)),
         memory,
+        baseline: baseline.map(|_| (Summary::of(&base_times), median(&base_ratios))),
     })
 }
 
@@ -480,37 +523,132 @@ fn output_of(cmd: &mut Command) -> Option<String> {
     Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-/// `## <UTC date> — <CPU model>, <N> cores`.
-fn heading() -> String {
-    let date = output_of(Command::new("date").args(["-u", "+%Y-%m-%d %H:%M:%S UTC"]))
-        .unwrap_or_else(|| "unknown date".into());
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, model)| model.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    format!("## {date} — {cpu}, {cores} cores")
+/// What a run was measured on and with: the head of its report and of each of its records.
+#[derive(Debug)]
+struct Meta {
+    /// When, in UTC: `2026-11-29T22:00:51Z`; `None` when `date` cannot run.
+    date: Option<String>,
+    cpu: Cpu,
+    /// Threads the machine runs at once.
+    cores: usize,
+    /// `git rev-parse --short HEAD`; `None` outside git.
+    commit: Option<String>,
+    /// Tracked files had uncommitted changes.
+    dirty: bool,
+    /// Our solver's instruction set, as `--json` names it.
+    backend: String,
+    /// Timed runs a program and workload.
+    runs: usize,
+    /// How the yardstick was had, or why not.
+    yardstick: String,
+    /// The `--baseline` binary, as given.
+    baseline: Option<String>,
 }
 
-/// The commit measured, marked when the working tree has changes; `None` outside git.
-fn revision(root: &Path) -> Option<String> {
-    let git = |args: &[&str]| output_of(Command::new("git").arg("-C").arg(root).args(args));
-    let commit = git(&["rev-parse", "--short", "HEAD"])?;
-    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
-    Some(if dirty { format!("{commit} + uncommitted changes") } else { commit })
+impl Meta {
+    /// The date, the machine and the commit, read now.
+    fn read(root: &Path) -> Meta {
+        let git = |args: &[&str]| output_of(Command::new("git").arg("-C").arg(root).args(args));
+        Meta {
+            date: output_of(Command::new("date").args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])),
+            cpu: std::fs::read_to_string("/proc/cpuinfo").map(|text| Cpu::parse(&text)).unwrap_or_default(),
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            commit: git(&["rev-parse", "--short", "HEAD"]),
+            dirty: git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty()),
+            backend: String::new(),
+            runs: 0,
+            yardstick: String::new(),
+            baseline: None,
+        }
+    }
 }
 
-/// The markdown table of the rows.
-fn table(rows: &[Row]) -> String {
-    let mut out = String::from(
-        "| workload | ours median (ms) | ours spread (min–max ms) | baseline median (ms) \
-         | baseline spread | ratio ours/baseline | peak MiB (ours / baseline) |\n|---|---:|---:|---:|---:|---:|---:|\n",
+/// The CPU, from `/proc/cpuinfo` (Linux; unknown elsewhere).
+#[derive(Debug, Default, PartialEq)]
+struct Cpu {
+    /// `model name`, e.g. `AMD EPYC`.
+    name: Option<String>,
+    /// `cpu family`.
+    family: Option<u32>,
+    /// `model`.
+    model: Option<u32>,
+}
+
+impl Cpu {
+    /// The first processor's figures in the text of `/proc/cpuinfo`.
+    fn parse(cpuinfo: &str) -> Cpu {
+        let mut cpu = Cpu::default();
+        for line in cpuinfo.lines() {
+            // A blank line ends the first processor's block.
+            if line.trim().is_empty() && cpu != Cpu::default() {
+                break;
+            }
+            let Some((key, value)) = line.split_once(':') else { continue };
+            let value = value.trim();
+            match key.trim() {
+                "model name" => cpu.name = Some(value.to_string()),
+                "cpu family" => cpu.family = value.parse().ok(),
+                "model" => cpu.model = value.parse().ok(),
+                _ => {}
+            }
+        }
+        cpu
+    }
+
+    /// `AMD EPYC (family 25, model 17)`.
+    fn describe(&self) -> String {
+        let name = self.name.as_deref().unwrap_or("an unknown CPU");
+        match (self.family, self.model) {
+            (Some(family), Some(model)) => format!("{name} (family {family}, model {model})"),
+            _ => name.to_string(),
+        }
+    }
+}
+
+/// What a row's other side is: the text of its name's `(vs ...)`, else the yardstick when it
+/// ran; `None` when nothing ran beside ours.
+fn against_label(row: &Row) -> Option<&str> {
+    match row.name.rsplit_once("(vs ") {
+        Some((_, rest)) => Some(rest.trim_end().trim_end_matches(')')),
+        None => row.yardstick.map(|_| "yardstick"),
+    }
+}
+
+/// The report: where, when and how the run was measured, then the table of its rows.
+fn report(meta: &Meta, rows: &[Row]) -> String {
+    let date = meta.date.as_deref().map_or("at an unknown date".to_string(), |d| {
+        format!("on {}", d.replacen('T', " ", 1).replace('Z', " UTC"))
+    });
+    let commit = match (&meta.commit, meta.dirty) {
+        (Some(c), false) => format!("commit {c}"),
+        (Some(c), true) => format!("commit {c} with uncommitted changes"),
+        (None, _) => "outside git".to_string(),
+    };
+    let mut out = format!(
+        "Measured {date}, {commit}, on {}, {} cores: `cargo xtask dist`'s binary, backend {}, {} \
+         timed runs a program after one warm-up. Yardstick: {}.",
+        meta.cpu.describe(),
+        meta.cores,
+        meta.backend,
+        meta.runs,
+        meta.yardstick
     );
+    if let Some(b) = &meta.baseline {
+        write!(out, " Baseline binary: `{b}`.").expect("writing to a String");
+    }
+    out + "\n\n" + &table(rows)
+}
+
+/// The markdown table of the rows; the baseline binary's columns only when it ran.
+fn table(rows: &[Row]) -> String {
+    let baseline = rows.iter().any(|r| r.baseline.is_some());
+    let mut out = String::from(
+        "| workload | ours median (ms) | ours spread (min–max ms) | against median (ms) \
+         | against spread | ratio ours/against | peak MiB (ours / against) |",
+    );
+    out += if baseline { " baseline median (ms) | ours/baseline (paired) |\n" } else { "\n" };
+    out += "|---|---:|---:|---:|---:|---:|---:|";
+    out += if baseline { "---:|---:|\n" } else { "\n" };
     for r in rows {
         let (median, spread, ratio) = match r.yardstick {
             Some(y) => (format!("{:.1}", y.median), y.spread(), format!("{:.2}", r.ours.median / y.median)),
@@ -520,7 +658,7 @@ fn table(rows: &[Row]) -> String {
             Some(b) => format!("{a:.0} / {b:.0}"),
             None => format!("{a:.0} / —"),
         });
-        writeln!(
+        write!(
             out,
             "| {} | {:.1} | {} | {median} | {spread} | {ratio} | {memory} |",
             r.name,
@@ -528,8 +666,83 @@ fn table(rows: &[Row]) -> String {
             r.ours.spread()
         )
         .expect("writing to a String");
+        if baseline {
+            match r.baseline {
+                Some((b, paired)) => write!(out, " {:.1} | {paired:.2} |", b.median),
+                None => write!(out, " — | — |"),
+            }
+            .expect("writing to a String");
+        }
+        out.push('\n');
     }
     out
+}
+
+/// One row as one line of JSON, its fields in the order `docs/benchmarks.md` lists them.
+fn record(meta: &Meta, row: &Row) -> String {
+    let ms = |x: f64| Value::from((x * 1e3).round() / 1e3);
+    let ratio = |x: f64| Value::from((x * 1e4).round() / 1e4);
+    let mib = |x: f64| Value::from((x * 10.0).round() / 10.0);
+    let or_null = |x: Option<Value>| x.unwrap_or(Value::Null);
+    let y = row.yardstick;
+    let b = row.baseline;
+    let fields: [(&str, Value); 26] = [
+        ("date", or_null(meta.date.clone().map(Value::from))),
+        ("commit", or_null(meta.commit.clone().map(Value::from))),
+        ("dirty", Value::from(meta.dirty)),
+        ("cpu", or_null(meta.cpu.name.clone().map(Value::from))),
+        ("cpu_family", or_null(meta.cpu.family.map(Value::from))),
+        ("cpu_model", or_null(meta.cpu.model.map(Value::from))),
+        ("cores", Value::from(meta.cores)),
+        ("backend", Value::from(meta.backend.clone())),
+        ("binary", Value::from("dist")),
+        ("runs", Value::from(meta.runs)),
+        ("workload", Value::from(row.name)),
+        ("ours_ms", ms(row.ours.median)),
+        ("ours_min_ms", ms(row.ours.min)),
+        ("ours_max_ms", ms(row.ours.max)),
+        ("against", or_null(against_label(row).map(Value::from))),
+        ("against_ms", or_null(y.map(|y| ms(y.median)))),
+        ("against_min_ms", or_null(y.map(|y| ms(y.min)))),
+        ("against_max_ms", or_null(y.map(|y| ms(y.max)))),
+        ("ratio", or_null(y.map(|y| ratio(row.ours.median / y.median)))),
+        ("ours_peak_mib", or_null(row.memory.map(|(m, _)| mib(m)))),
+        ("against_peak_mib", or_null(row.memory.and_then(|(_, m)| m).map(mib))),
+        ("baseline", or_null(b.and(meta.baseline.clone()).map(Value::from))),
+        ("baseline_ms", or_null(b.map(|(s, _)| ms(s.median)))),
+        ("baseline_min_ms", or_null(b.map(|(s, _)| ms(s.min)))),
+        ("baseline_max_ms", or_null(b.map(|(s, _)| ms(s.max)))),
+        ("baseline_ratio", or_null(b.map(|(_, r)| ratio(r)))),
+    ];
+    let body: Vec<String> =
+        fields.iter().map(|(key, value)| format!("{}:{value}", Value::from(*key))).collect();
+    format!("{{{}}}", body.join(","))
+}
+
+/// Appends each row to the run log, one JSON object a line.
+fn append_runs(path: &Path, meta: &Meta, rows: &[Row]) -> Result<()> {
+    let lines: String = rows.iter().map(|r| record(meta, r) + "\n").collect();
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut log| log.write_all(lines.as_bytes()))
+        .with_context(|| format!("cannot append to {}", path.display()))
+}
+
+/// `doc` with the text between [`BEGIN`] and [`END`] replaced by `section`.
+fn replace_section(doc: &str, section: &str) -> Result<String> {
+    let begin = doc.find(BEGIN).with_context(|| format!("no `{BEGIN}` marker"))? + BEGIN.len();
+    let end =
+        doc[begin..].find(END).map(|i| begin + i).with_context(|| format!("no `{END}` after `{BEGIN}`"))?;
+    Ok(format!("{}\n{}\n{}", &doc[..begin], section.trim(), &doc[end..]))
+}
+
+/// Writes `section` as the current table of the benchmarks document.
+fn rewrite_current(path: &Path, section: &str) -> Result<()> {
+    let doc = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let doc = replace_section(&doc, section).with_context(|| format!("{}", path.display()))?;
+    std::fs::write(path, doc).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// A new copy of the program at `exe`, in `target/bench-programs/`, to time instead of it.
@@ -549,15 +762,23 @@ fn fresh_copy(root: &Path, exe: &Path, name: &str) -> Result<PathBuf> {
     Ok(copy)
 }
 
-/// `cargo xtask bench [--quick] [--runs N] [--only NAME]`.
+/// `cargo xtask bench [--quick] [--runs N] [--only NAME] [--baseline PATH]`.
 pub fn run(root: &Path, args: &[String]) -> Result<()> {
-    check_args("bench", args, &["--quick"], &[("--runs", "N"), ("--only", "NAME")])?;
+    check_args("bench", args, &["--quick"], &[("--runs", "N"), ("--only", "NAME"), ("--baseline", "PATH")])?;
+    let mut meta = Meta::read(root);
     let quick = args.iter().any(|a| a == "--quick");
     let runs: usize = flag_value(args, "--runs")?.unwrap_or(if quick { QUICK_RUNS } else { DEFAULT_RUNS });
     if runs == 0 {
         bail!("--runs: must be at least 1");
     }
     let only: Option<String> = flag_value(args, "--only")?;
+    // Absolute, or from the workspace root (the current directory by now).
+    let baseline: Option<String> = flag_value(args, "--baseline")?;
+    if let Some(b) = &baseline {
+        if !Path::new(b).is_file() {
+            bail!("--baseline: no file `{b}` (absolute, or from the workspace root)");
+        }
+    }
 
     let mut chosen = workloads(root)?;
     match &only {
@@ -595,6 +816,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         cargo_build: build_solver(root)?,
         oracle: root.join("target/release/examples/reference"),
         mpi: mpi.as_ref().map(|m| fresh_copy(root, m, "solver-mpi")).transpose()?,
+        baseline: baseline.as_ref().map(|b| fresh_copy(root, Path::new(b), "solver-baseline")).transpose()?,
     };
     crate::run_cmd(Command::new(env!("CARGO")).args([
         "build",
@@ -627,23 +849,25 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         rows.push(measure(w, &ours, yardstick.as_deref().ok(), runs)?);
     }
 
-    let mut report = format!(
-        "{}\n\nOur solver: `cargo xtask dist`'s binary, backend {backend}. Yardstick: {yardstick_note}. ",
-        heading()
-    );
-    if let Some(rev) = revision(root) {
-        write!(report, "Commit: {rev}. ").expect("writing to a String");
-    }
-    writeln!(report, "Timed runs: {runs} per program, after one warm-up.\n\n{}", table(&rows))
-        .expect("writing to a String");
+    meta.backend = backend;
+    meta.runs = runs;
+    meta.yardstick = yardstick_note;
+    meta.baseline = baseline;
+    let mut report = report(&meta, &rows);
     if let Some(mpi) = ours.mpi.as_ref().filter(|_| !quick) {
         eprintln!("bench: exchange volumes of the empty 4x4 to depth 20 (2 ranks) and the cluster model");
         report += &cluster_model(mpi, 16, 10.0)?;
     }
     print!("{report}");
 
-    append_results(&root.join(RESULTS), &report)?;
-    eprintln!("bench: appended to {RESULTS}");
+    append_runs(&root.join(RUNS_LOG), &meta, &rows)?;
+    eprintln!("bench: {} rows appended to {RUNS_LOG}", rows.len());
+    if quick || only.is_some() {
+        eprintln!("bench: --quick and --only leave the current table of {BENCH_DOC} as it is");
+    } else {
+        rewrite_current(&root.join(BENCH_DOC), &report)?;
+        eprintln!("bench: the current table of {BENCH_DOC} rewritten");
+    }
     Ok(())
 }
 
@@ -716,17 +940,6 @@ fn cluster_model(mpi: &Path, machines: usize, gbit: f64) -> Result<String> {
     Ok(text)
 }
 
-/// Appends a report to the results log, creating it (with its header) when missing.
-fn append_results(path: &Path, report: &str) -> Result<()> {
-    let mut log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
-    let header = if log.metadata()?.len() == 0 { RESULTS_HEADER } else { "" };
-    write!(log, "{header}\n{report}").with_context(|| format!("cannot write {}", path.display()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -751,5 +964,102 @@ mod tests {
         let err = sample_copies(Path::new("sh"), &["-c", "cat >/dev/null; exit 3"], &["x".to_string()], 2)
             .unwrap_err();
         assert!(err.to_string().contains("exited with"), "{err}");
+    }
+
+    fn summary(median: f64, min: f64, max: f64) -> Summary {
+        Summary { median, min, max }
+    }
+
+    fn meta() -> Meta {
+        Meta {
+            date: Some("2026-11-29T22:00:51Z".into()),
+            cpu: Cpu { name: Some("AMD EPYC".into()), family: Some(25), model: Some(17) },
+            cores: 2,
+            commit: Some("0cc8412".into()),
+            dirty: false,
+            backend: "avx2".into(),
+            runs: 11,
+            yardstick: "built".into(),
+            baseline: Some("old/solver".into()),
+        }
+    }
+
+    #[test]
+    fn the_first_processor_names_the_cpu() {
+        let info = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n\
+                    model name\t: AMD EPYC\n\nprocessor\t: 1\nmodel name\t: Other\n";
+        let cpu = Cpu::parse(info);
+        assert_eq!(cpu, Cpu { name: Some("AMD EPYC".into()), family: Some(25), model: Some(17) });
+        assert_eq!(cpu.describe(), "AMD EPYC (family 25, model 17)");
+        assert_eq!(Cpu::parse("").describe(), "an unknown CPU");
+    }
+
+    #[test]
+    fn a_row_is_one_json_line_with_every_field() {
+        let against = Row {
+            name: "corner3x3-d40 (vs 1 thread)",
+            ours: summary(57.5, 56.4, 70.2),
+            yardstick: Some(summary(91.1, 89.1, 107.9)),
+            memory: None,
+            baseline: Some((summary(60.0, 59.0, 61.0), 0.9583)),
+        };
+        let line = record(&meta(), &against);
+        assert!(!line.contains('\n'));
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v.as_object().unwrap().len(), 26);
+        assert_eq!(v["against"], "1 thread");
+        assert_eq!(v["ratio"], 0.6312);
+        assert_eq!(v["baseline"], "old/solver");
+        assert_eq!(v["baseline_ratio"], 0.9583);
+        assert_eq!(v["cpu_family"], 25);
+        assert!(line.starts_with("{\"date\":\"2026-11-29T22:00:51Z\",\"commit\":\"0cc8412\","), "{line}");
+
+        let alone = Row {
+            name: "empty4x4-d20",
+            yardstick: None,
+            memory: Some((518.0, None)),
+            baseline: None,
+            ..against
+        };
+        let v: Value = serde_json::from_str(&record(&meta(), &alone)).unwrap();
+        assert_eq!((v["against"].clone(), v["ratio"].clone()), (Value::Null, Value::Null));
+        assert_eq!((v["ours_peak_mib"].clone(), v["baseline"].clone()), (Value::from(518.0), Value::Null));
+        let yardstick = Row { name: "public12", yardstick: Some(summary(39.4, 38.3, 43.5)), ..alone };
+        assert_eq!(against_label(&yardstick), Some("yardstick"));
+    }
+
+    #[test]
+    fn the_table_gains_the_baseline_columns_only_when_it_ran() {
+        let row = |baseline| Row {
+            name: "public12",
+            ours: summary(27.4, 26.4, 33.1),
+            yardstick: Some(summary(39.4, 38.3, 43.5)),
+            memory: None,
+            baseline,
+        };
+        let plain = report(&Meta { baseline: None, ..meta() }, &[row(None)]);
+        assert!(
+            plain.starts_with("Measured on 2026-11-29 22:00:51 UTC, commit 0cc8412, on AMD EPYC"),
+            "{plain}"
+        );
+        assert!(plain.contains("| public12 | 27.4 | 26.4–33.1 | 39.4 | 38.3–43.5 | 0.70 | — |\n"), "{plain}");
+        assert!(!plain.contains("paired"));
+        let with = table(&[row(Some((summary(28.0, 27.0, 29.0), 0.981))), row(None)]);
+        assert!(
+            with.contains("| ours/baseline (paired) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"),
+            "{with}"
+        );
+        assert!(with.contains("| 0.70 | — | 28.0 | 0.98 |\n"), "{with}");
+        assert!(with.ends_with("| 0.70 | — | — | — |\n"), "{with}");
+    }
+
+    #[test]
+    fn the_current_table_goes_between_the_markers() {
+        let doc = format!("# Benchmarks\n\n{BEGIN}\nold table\n{END}\n\n## Notes\n");
+        let new = replace_section(&doc, "new table\n").unwrap();
+        assert_eq!(new, format!("# Benchmarks\n\n{BEGIN}\nnew table\n{END}\n\n## Notes\n"));
+        assert_eq!(replace_section(&new, "new table").unwrap(), new);
+        assert!(replace_section("# no markers\n", "x").is_err());
+        assert!(replace_section(&format!("{END}\n{BEGIN}\n"), "x").is_err());
     }
 }

@@ -370,12 +370,5 @@ fn whole_search(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(
-    benches,
-    canonicalisation,
-    move_generation,
-    frontier_insert,
-    frontier_layouts,
-    whole_search
-);
+criterion_group!(benches, canonicalisation, move_generation, frontier_insert, frontier_layouts, whole_search);
 criterion_main!(benches);

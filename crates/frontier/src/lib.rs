@@ -178,7 +178,6 @@ pub trait Tally: Pod + Send + Sync {
             self.merge(add)
         }
     }
-
 }
 
 impl<const L: usize> Tally for [u32; L] {
@@ -192,7 +191,6 @@ impl<const L: usize> Tally for [u32; L] {
         let keep = if fresh { 0 } else { u32::MAX };
         std::array::from_fn(|g| (self[g] & keep).wrapping_add(add[g]))
     }
-
 }
 
 impl Tally for u64 {
@@ -206,7 +204,6 @@ impl Tally for u64 {
         let keep = if fresh { 0 } else { u64::MAX };
         (self & keep).wrapping_add(add)
     }
-
 }
 
 /// A count modulo 2^34 (in a `u64`): with 4-byte keys, a [`CountSet`] packs each key and its
@@ -252,7 +249,6 @@ impl Tally for Count34 {
     fn merge(self, add: Self) -> Self {
         Count34::new(self.0.wrapping_add(add.0))
     }
-
 }
 
 /// The shard of `key` among `2^shard_bits`.

@@ -37,6 +37,7 @@ mod input;
 mod kernels;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod plan;
 mod stats;
 mod weights;
 
@@ -82,7 +83,8 @@ pub struct Options {
     /// How several threads fill a next frontier that stays in memory: by default, the faster
     /// way on this machine, measured on the run's first parallel depths.
     pub fill: Fill,
-    /// Store every board as itself (no canonicalisation): slower, for cross-checks.
+    /// Store every board as itself (no canonicalisation): slower, for cross-checks. Counts
+    /// one path count a board whatever [`Options::lanes`] says.
     pub no_symmetry: bool,
     /// Keep 8 path counts a position (one per symmetry) even when symmetries fix the start,
     /// where one orbit mass would do (all of them fix it) or one count a coset of those that
@@ -283,7 +285,12 @@ fn with_rules<R: Rules>(
     observe: &mut Observer<'_>,
 ) -> anyhow::Result<Answer> {
     let outcome = if options.no_symmetry {
-        run_rules(&NoSymmetry(rules), path, board, depth, options, cluster, observe)?
+        // Every board its own class: one count a position (an orbit of one board). The
+        // cross-check takes this one counting only, so that the engine is compiled once more
+        // per rules for it, not once per counting.
+        let orbits = weights::Orbits::of(&NoSymmetry(rules), rules.pack(board.cells()))
+            .expect("with no symmetry but the identity, every start is its own orbit");
+        run_weighted(&NoSymmetry(rules), orbits, "orbits", path, board, depth, options, cluster, observe)?
     } else {
         run_rules(rules, path, board, depth, options, cluster, observe)?
     };

@@ -4,7 +4,7 @@
 //! Why: the contest runs one short process a case. Loading libgcc_s runs its constructor,
 //! which identifies the CPU with a series of CPUID instructions; on a virtual machine each one
 //! traps to the hypervisor, and together they take a sizeable share of a short search's
-//! process (figures in benches/RESULTS.md). The binary aborts on panic, so the unwinder only
+//! process (figures in docs/benchmarks.md). The binary aborts on panic, so the unwinder only
 //! walks the stack for a backtrace, which the static copy does as well. The library's own
 //! symbols win over the shared library's, which the linker then leaves out (Rust links with
 //! `--as-needed`). The binary then needs of the C library what the compiler's libgcc_eh.a

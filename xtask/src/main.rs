@@ -34,12 +34,17 @@ Commands:
                          whole-program link): on Linux one statically linked binary, for
                          musl when its target is installed, else glibc; it starts faster than
                          the dynamically linked one of `cargo build`; prints its path
-  bench [--quick] [--runs N] [--only NAME]
-                         whole-process timings beside the C++ yardstick (../shared/anchor when
-                         present), appended to benches/RESULTS.md; --quick: 5 runs instead of
-                         11, 3x3 workloads only; --only: one workload (e.g. empty3x3-d40, or
-                         the start of its name); with Open MPI, 2 ranks against 2 threads and
-                         a model of the empty 4x4 on 16 machines from measured exchange volumes
+  bench [--quick] [--runs N] [--only NAME] [--baseline PATH]
+                         whole-process timings of the dist binary beside the C++ yardstick
+                         (../shared/anchor when present); every row is appended as one JSON
+                         line to docs/bench-runs.jsonl, and a full run rewrites the current
+                         table of docs/benchmarks.md; --quick: 5 runs instead of 11, 3x3
+                         workloads only; --only: one workload (e.g. empty3x3-d40, or the start
+                         of its name); --baseline: another solver binary (absolute, or from the
+                         workspace root) run in every round with our arguments, its column the
+                         median of the rounds' ratios ours/baseline; with Open MPI, 2 ranks
+                         against 2 threads and a model of the empty 4x4 on 16 machines from
+                         measured exchange volumes
 ";
 
 fn main() -> Result<()> {

@@ -49,7 +49,7 @@ pub struct Args {
     /// Counting boards keeps a set of the full boards and generates the last depth: slower.
     #[arg(long)]
     pub stats: bool,
-    /// Print one JSON object on stdout instead of plain text (schema in the README).
+    /// Print one JSON object on stdout instead of plain text (schema in docs/guide.md).
     #[arg(long)]
     pub json: bool,
     /// Never show the progress bar (it shows only on a terminal, for runs over a second).

@@ -12,7 +12,7 @@
 //! Which one is faster depends on the CPU (on the cost of moving cache lines between its
 //! cores) and on the frontier's size: an AMD EPYC (Zen 4 and Zen 5) runs the one-lock fill
 //! faster on the 3x3 boards with a die and on the empty 4x4, the owned one on the empty 5x5;
-//! an Intel Xeon the owned one on the 3x3 boards (figures in benches/RESULTS.md). So
+//! an Intel Xeon the owned one on the 3x3 boards (figures in docs/benchmarks.md). So
 //! [`Choice`] runs the first parallel depths both ways, in turn, and keeps the way that took
 //! less time a successor over all of its timed trials, until the frontier has grown
 //! [`RETRY_GROWTH`] times: then it tries both again. One pair of trials never decides: its

@@ -2,7 +2,7 @@
 //! instruction sets of [`crate::Level`] and the backends' choices need, and nothing more.
 //!
 //! On a virtual machine every CPUID instruction traps to the hypervisor, at a cost that a
-//! short search notices (figures in benches/RESULTS.md). Leaves 1 and 7 (and XCR0, which
+//! short search notices (figures in docs/benchmarks.md). Leaves 1 and 7 (and XCR0, which
 //! does not trap) answer every question asked here; the vendor string (leaf 0) is not needed
 //! (see [`Cpu::fast_bit_gather`]).
 

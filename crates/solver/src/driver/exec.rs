@@ -263,6 +263,10 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     }
 }
 
+/// Expands a chunk with a thread's batch buffers into a sink the function holds: returns the
+/// successors it stored.
+type ExpandChunk<'a, K, S, C> = dyn FnMut(&mut Chunk<K, S>, &mut Batches<K, C>) -> usize + 'a;
+
 /// The chunks of a parallel fill, each behind its own lock, dealt to the threads.
 struct Dealt<'c, K: Copy, S> {
     chunks: Vec<Mutex<&'c mut Chunk<K, S>>>,
@@ -282,7 +286,7 @@ impl<'c, K: Copy, S> Dealt<'c, K, S> {
         &self,
         me: usize,
         batches: &[crate::kernels::Lined<Mutex<Batches<K, C>>>],
-        sink: &mut dyn FnMut(&mut Chunk<K, S>, &mut Batches<K, C>) -> usize,
+        sink: &mut ExpandChunk<'_, K, S, C>,
     ) {
         let buffers = &mut *batches[me % batches.len()].lock().unwrap_or_else(|e| e.into_inner());
         while let Some(i) = self.deal.next(me) {

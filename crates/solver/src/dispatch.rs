@@ -7,11 +7,11 @@
 //! (elsewhere an AVX-512 search runs the AVX2 code, which has every instruction it uses). The choice is made once per task (a
 //! chunk or a shard), never per board.
 
-use frontier::{CountSet, Frontier};
+use frontier::CountSet;
 use state::{Isa, Rules};
 
 use crate::home::Outbox;
-use crate::kernels::{self, Chunk};
+use crate::kernels::{self, Chunk, Ctx};
 use crate::weights::Weights;
 
 macro_rules! kernel {
@@ -33,7 +33,7 @@ macro_rules! kernel {
         }
 
         pub(crate) fn $pub_name<R: Rules $(, $g: $gb)*>($r: $rty $(, $arg: $ty)*) $(-> $ret)? {
-            match $r.isa() {
+            match $r.rules.isa() {
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: the `Avx2Token` proves the CPU has every feature `$avx2` is compiled
                 // for (those of `Level::Avx2`): no safe code makes one where it does not.
@@ -55,8 +55,8 @@ macro_rules! kernel {
     };
 }
 
-kernel!(kernels::expand as expand, expand_avx2, expand_avx512, canonicalises: true, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>, made: &mut kernels::Made<R::Key>, bucketing: kernels::Bucketing, count_boards: bool));
-kernel!(kernels::insert as insert, insert_avx2, insert_avx512, canonicalises: false, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, chunks: &[Chunk<R::Key, W::Sum>], s: usize, set: &mut CountSet<R::Key, W::Count>, outbox: Option<&Outbox<R::Key, W::Count>>));
-kernel!(kernels::direct as direct, direct_avx2, direct_avx512, canonicalises: true, <W: Weights, S: kernels::Sink<R::Key, W::Count>> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>, set: &mut S, batches: &mut kernels::Batches<R::Key, W::Count>, count_boards: bool) -> usize);
-kernel!(kernels::last_two as last_two, last_two_avx2, last_two_avx512, canonicalises: false, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>));
-kernel!(kernels::last as last, last_avx2, last_avx512, canonicalises: false, <W: Weights> (rules: &R, weights: W, cur: &Frontier<R::Key, W::Count>, c: &mut Chunk<R::Key, W::Sum>));
+kernel!(kernels::expand as expand, expand_avx2, expand_avx512, canonicalises: true, <W: Weights> (x: Ctx<'_, R, W>, c: &mut Chunk<R::Key, W::Sum>, made: &mut kernels::Made<R::Key>, bucketing: kernels::Bucketing));
+kernel!(kernels::insert as insert, insert_avx2, insert_avx512, canonicalises: false, <W: Weights> (x: Ctx<'_, R, W>, chunks: &[Chunk<R::Key, W::Sum>], s: usize, set: &mut CountSet<R::Key, W::Count>, outbox: Option<&Outbox<R::Key, W::Count>>));
+kernel!(kernels::direct as direct, direct_avx2, direct_avx512, canonicalises: true, <W: Weights, S: kernels::Sink<R::Key, W::Count>> (x: Ctx<'_, R, W>, c: &mut Chunk<R::Key, W::Sum>, set: &mut S, batches: &mut kernels::Batches<R::Key, W::Count>) -> usize);
+kernel!(kernels::last_two as last_two, last_two_avx2, last_two_avx512, canonicalises: false, <W: Weights> (x: Ctx<'_, R, W>, c: &mut Chunk<R::Key, W::Sum>));
+kernel!(kernels::last as last, last_avx2, last_avx512, canonicalises: false, <W: Weights> (x: Ctx<'_, R, W>, c: &mut Chunk<R::Key, W::Sum>));

@@ -70,6 +70,62 @@ pub struct Grid<K: PackedKey> {
 /// the empty cells of a board together (at most 11 a cell, 64 cells).
 const MOVE_BITS: u32 = 10;
 
+/// Per byte of a key (`bytes` of them) and per value of that byte: its image under each
+/// symmetry, its hash under each symmetry (lane), and the sum of those hashes.
+#[allow(clippy::type_complexity)]
+fn byte_tables<K: PackedKey>(
+    geo: &Geometry,
+    cells: usize,
+    bytes: usize,
+    weight: &[[u32; 8]; MAX_CELLS],
+) -> (Vec<[K; 8]>, Vec<[u32; 8]>, Vec<u64>) {
+    let mut images = vec![[K::ZERO; 8]; bytes * 256];
+    let mut byte_hashes = vec![[0u32; 8]; bytes * 256];
+    let mut byte_totals = vec![0u64; bytes * 256];
+    for k in 0..bytes {
+        for b in 0..256usize {
+            for bit in (0..8).filter(|j| b >> j & 1 == 1) {
+                let q = 8 * k + bit;
+                let (cell, v) = (q / 3, 1u8 << (q % 3));
+                if cell >= cells {
+                    continue; // never set in a valid key
+                }
+                for g in 0..geo.symmetries as usize {
+                    let e = &mut images[256 * k + b][g];
+                    *e = *e | K::place(v, geo.sym[g][cell] as usize);
+                    let h = &mut byte_hashes[256 * k + b][g];
+                    *h = h.wrapping_add((v as u32).wrapping_mul(weight[cell][g]));
+                    byte_totals[256 * k + b] += u64::from(v) * u64::from(weight[cell][g]);
+                }
+            }
+        }
+    }
+    (images, byte_hashes, byte_totals)
+}
+
+/// Per cell and per pattern of its neighbours by side: the change of the hash sum a move
+/// there makes (summed over its capture choices), above [`MOVE_BITS`] bits of its number of
+/// moves. Only for boards read through one 64-bit window (`windowed`).
+fn move_sums(
+    cells: usize,
+    side_mask: &[u16; MAX_CELLS],
+    side_weight: &[[u64; 4]; MAX_CELLS],
+    total_weight: &[u64; MAX_CELLS],
+) -> Vec<u64> {
+    let mut move_sums = Vec::with_capacity(cells * NUM_PATTERNS);
+    for i in 0..cells {
+        for x in 0..NUM_PATTERNS {
+            let p = &PATTERN_SUMS[x & side_mask[i] as usize];
+            let mut v = u64::from(p.dice).wrapping_mul(total_weight[i]);
+            for k in 0..4 {
+                v = v.wrapping_sub(u64::from(p.captured[k]).wrapping_mul(side_weight[i][k]));
+            }
+            move_sums.push(v << MOVE_BITS | u64::from(p.moves));
+        }
+    }
+    move_sums
+}
+
 impl<K: PackedKey> Grid<K> {
     /// The rules of `shape` with hot loops compiled for `level` (falling back to
     /// [`Level::Portable`] when the CPU lacks it).
@@ -93,27 +149,7 @@ impl<K: PackedKey> Grid<K> {
             }
         }
         let bytes = (3 * cells).div_ceil(8);
-        let mut images = vec![[K::ZERO; 8]; bytes * 256];
-        let mut byte_hashes = vec![[0u32; 8]; bytes * 256];
-        let mut byte_totals = vec![0u64; bytes * 256];
-        for k in 0..bytes {
-            for b in 0..256usize {
-                for bit in (0..8).filter(|j| b >> j & 1 == 1) {
-                    let q = 8 * k + bit;
-                    let (cell, v) = (q / 3, 1u8 << (q % 3));
-                    if cell >= cells {
-                        continue; // never set in a valid key
-                    }
-                    for g in 0..geo.symmetries as usize {
-                        let e = &mut images[256 * k + b][g];
-                        *e = *e | K::place(v, geo.sym[g][cell] as usize);
-                        let h = &mut byte_hashes[256 * k + b][g];
-                        *h = h.wrapping_add((v as u32).wrapping_mul(weight[cell][g]));
-                        byte_totals[256 * k + b] += u64::from(v) * u64::from(weight[cell][g]);
-                    }
-                }
-            }
-        }
+        let (images, byte_hashes, byte_totals) = byte_tables::<K>(&geo, cells, bytes, &weight);
         let low = (0..cells).fold(K::ZERO, |k, i| k | K::place(1, i));
         let total_weight: [u64; MAX_CELLS] = std::array::from_fn(|i| lane_total(&weight[i]));
         let (mut side_weight, mut side_mask) = ([[0u64; 4]; MAX_CELLS], [0u16; MAX_CELLS]);
@@ -132,19 +168,8 @@ impl<K: PackedKey> Grid<K> {
             }
         }
         let windowed = shape.cols() >= 2 && 6 * shape.cols() + 3 <= 64;
-        let mut move_sums = Vec::new();
-        if windowed {
-            for i in 0..cells {
-                for x in 0..NUM_PATTERNS {
-                    let p = &PATTERN_SUMS[x & side_mask[i] as usize];
-                    let mut v = u64::from(p.dice).wrapping_mul(total_weight[i]);
-                    for k in 0..4 {
-                        v = v.wrapping_sub(u64::from(p.captured[k]).wrapping_mul(side_weight[i][k]));
-                    }
-                    move_sums.push(v << MOVE_BITS | u64::from(p.moves));
-                }
-            }
-        }
+        let move_sums =
+            if windowed { move_sums(cells, &side_mask, &side_weight, &total_weight) } else { Vec::new() };
         let isa = Isa::new(level).unwrap_or(Isa::Portable);
         Grid {
             shape,

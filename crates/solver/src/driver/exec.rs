@@ -13,7 +13,7 @@ use super::{
 };
 use crate::dispatch;
 use crate::home::{self, Outbox};
-use crate::kernels::{Batches, Bucketing, Chunk, Deal, OneLock, Owned, Routed, Split};
+use crate::kernels::{Batches, Bucketing, Chunk, Ctx, Deal, OneLock, Owned, Routed, Split};
 use crate::plan::{DepthPlan, Way};
 use crate::weights::Weights;
 
@@ -85,7 +85,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             letters.get_mut().unwrap_or_else(|e| e.into_inner()).prepare(1 << shard_bits, me, threads);
         }
         self.mailboxes.prepare(1 << shard_bits);
-        let (rules, weights, cur, count_boards) = (self.rules, self.weights, &self.cur, self.count_boards);
+        let x =
+            Ctx { rules: self.rules, weights: self.weights, cur: &self.cur, count_boards: self.count_boards };
         let (post, letters, batches) = (&self.mailboxes, &self.letters, &self.batches);
         let sets: Vec<_> = self.next.shards_mut().iter_mut().map(Mutex::new).collect();
         let dealt = Dealt::new(&mut self.chunks, threads);
@@ -98,9 +99,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             }
             let letters = &mut *letters[me].lock().unwrap_or_else(|e| e.into_inner());
             let mut sink = Owned::new(&sets, shard_bits, post, letters);
-            dealt.expand(me, batches, &mut |c, buffers| {
-                dispatch::direct(rules, weights, cur, c, &mut sink, buffers, count_boards)
-            });
+            dealt.expand(me, batches, &mut |c, buffers| dispatch::direct(x, c, &mut sink, buffers));
             sink.finish(&done, threads);
         });
     }
@@ -109,7 +108,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// lock ([`OneLock`]).
     fn run_one_lock(&mut self, plan: &DepthPlan) {
         self.waiting.resize_with(plan.threads, Default::default);
-        let (rules, weights, cur, count_boards) = (self.rules, self.weights, &self.cur, self.count_boards);
+        let x =
+            Ctx { rules: self.rules, weights: self.weights, cur: &self.cur, count_boards: self.count_boards };
         let (waiting, batches) = (&self.waiting, &self.batches);
         let set = Mutex::new(self.next.shard_mut(0));
         let dealt = Dealt::new(&mut self.chunks, plan.threads);
@@ -117,9 +117,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             let me = ctx.index();
             let waiting = &mut *waiting[me].lock().unwrap_or_else(|e| e.into_inner());
             let mut sink = OneLock::new(&set, waiting);
-            dealt.expand(me, batches, &mut |c, buffers| {
-                dispatch::direct(rules, weights, cur, c, &mut sink, buffers, count_boards)
-            });
+            dealt.expand(me, batches, &mut |c, buffers| dispatch::direct(x, c, &mut sink, buffers));
             sink.finish();
         });
     }
@@ -137,19 +135,15 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             rayon::spawn(move || job.run(&flag));
             StopOnDrop(stop)
         });
-        let (rules, weights, count_boards) = (self.rules, self.weights, self.count_boards);
         let mut buffers = self.take_buffers();
         for i in 0..self.chunks.len() {
-            let set = self.next.shard_mut(0);
-            found.records += dispatch::direct(
-                rules,
-                weights,
-                &self.cur,
-                &mut self.chunks[i],
-                set,
-                &mut buffers,
-                count_boards,
-            );
+            let x = Ctx {
+                rules: self.rules,
+                weights: self.weights,
+                cur: &self.cur,
+                count_boards: self.count_boards,
+            };
+            found.records += dispatch::direct(x, &mut self.chunks[i], self.next.shard_mut(0), &mut buffers);
             self.gather(i, found);
         }
         self.put_buffers(buffers);
@@ -158,7 +152,6 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// [`Way::Routed`]: as direct, but the successors of partitions kept elsewhere go to
     /// `outbox` (with several ranks, its mail goes out as it fills).
     fn run_routed(&mut self, outbox: &Outbox<R::Key, W::Count>, found: &mut Found<W::Sum>) {
-        let (rules, weights, count_boards) = (self.rules, self.weights, self.count_boards);
         let remote = self.ranks.n > 1;
         let mail = self.mail_records();
         let mut buffers = self.take_buffers();
@@ -166,15 +159,13 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         for i in 0..self.chunks.len() {
             let set = self.next.shard_mut(0);
             let mut routed = Routed { set, sender: outbox.sender(), split: &mut split };
-            found.records += dispatch::direct(
-                rules,
-                weights,
-                &self.cur,
-                &mut self.chunks[i],
-                &mut routed,
-                &mut buffers,
-                count_boards,
-            );
+            let x = Ctx {
+                rules: self.rules,
+                weights: self.weights,
+                cur: &self.cur,
+                count_boards: self.count_boards,
+            };
+            found.records += dispatch::direct(x, &mut self.chunks[i], &mut routed, &mut buffers);
             // The sender (this thread's writers) goes before the mail is taken.
             drop(routed);
             self.gather(i, found);
@@ -195,7 +186,6 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         outbox: Option<&Outbox<R::Key, W::Count>>,
         found: &mut Found<W::Sum>,
     ) {
-        let (rules, weights, count_boards) = (self.rules, self.weights, self.count_boards);
         let (threads, remote, mail) = (plan.threads, self.ranks.n > 1, self.mail_records());
         // A chunk is a range of table slots, some of them empty: its records are its
         // positions' (`per_slot`).
@@ -219,21 +209,37 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 // The buckets' memory passes from block to block.
                 pass_buckets(&mut self.chunks, range.start - block, range.start, range.len());
             }
-            let (cur, made) = (&self.cur, &self.made);
+            let (x, made) = (
+                Ctx {
+                    rules: self.rules,
+                    weights: self.weights,
+                    cur: &self.cur,
+                    count_boards: self.count_boards,
+                },
+                &self.made,
+            );
             let t0 = Instant::now();
             for_each_mut(true, &mut self.chunks[range.clone()], |_, c| {
                 let me = rayon::current_thread_index().unwrap_or(0);
                 let made = &mut *made[me % made.len()].lock().unwrap_or_else(|e| e.into_inner());
-                dispatch::expand(rules, weights, cur, c, made, bucketing, count_boards)
+                dispatch::expand(x, c, made, bucketing)
             });
             let t1 = Instant::now();
             for i in range.clone() {
                 found.records += self.chunks[i].bucketed();
                 self.gather(i, found);
             }
-            let (cur, block_chunks) = (&self.cur, &self.chunks[range]);
+            let (x, block_chunks) = (
+                Ctx {
+                    rules: self.rules,
+                    weights: self.weights,
+                    cur: &self.cur,
+                    count_boards: self.count_boards,
+                },
+                &self.chunks[range],
+            );
             for_each_mut(true, self.next.shards_mut(), |s, set| {
-                dispatch::insert(rules, weights, cur, block_chunks, s, set, outbox)
+                dispatch::insert(x, block_chunks, s, set, outbox)
             });
             self.phase_seconds[0] += (t1 - t0).as_secs_f64();
             self.phase_seconds[1] += t1.elapsed().as_secs_f64();

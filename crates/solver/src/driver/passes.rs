@@ -11,7 +11,7 @@ use state::Rules;
 use super::Search;
 use crate::dispatch;
 use crate::home;
-use crate::kernels::Chunk;
+use crate::kernels::{Chunk, Ctx};
 use crate::stats::DepthStats;
 use crate::weights::Weights;
 
@@ -183,8 +183,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let mut sum = W::Sum::zero();
         self.for_each_source(|s| {
             s.plan_pass(parallel);
-            let (rules, weights, cur) = (s.rules, s.weights, &s.cur);
-            for_each_mut(parallel, &mut s.chunks, |_, c| dispatch::last(rules, weights, cur, c));
+            let x = Ctx { rules: s.rules, weights: s.weights, cur: &s.cur, count_boards: s.count_boards };
+            for_each_mut(parallel, &mut s.chunks, |_, c| dispatch::last(x, c));
             sum = s.chunks.iter().fold(sum, |a, c| a.merge(c.acc));
             Ok(())
         })?;
@@ -204,8 +204,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let mut second = (DepthStats { depth: depth + 1, ..DepthStats::default() }, W::Sum::zero());
         self.for_each_source(|s| {
             s.plan_pass(parallel);
-            let (rules, weights, cur) = (s.rules, s.weights, &s.cur);
-            for_each_mut(parallel, &mut s.chunks, |_, c| dispatch::last_two(rules, weights, cur, c));
+            let x = Ctx { rules: s.rules, weights: s.weights, cur: &s.cur, count_boards: s.count_boards };
+            for_each_mut(parallel, &mut s.chunks, |_, c| dispatch::last_two(x, c));
             for c in &s.chunks {
                 first.0.records += c.records as u64;
                 first.0.ended_paths = first.0.ended_paths.wrapping_add(c.ended_paths);

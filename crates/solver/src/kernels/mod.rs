@@ -30,6 +30,23 @@ pub(crate) use lock::{OneLock, Waiting};
 pub(crate) use owned::{Deal, Letters, Lined, Owned, Post};
 pub(crate) use sink::{Routed, Sink, Split};
 
+/// What every kernel of a depth reads: the rules, the counting, the source being expanded,
+/// and whether full boards are kept (to count boards).
+pub(crate) struct Ctx<'a, R: Rules, W: Weights> {
+    pub rules: &'a R,
+    pub weights: W,
+    pub cur: &'a Frontier<R::Key, W::Count>,
+    pub count_boards: bool,
+}
+
+impl<R: Rules, W: Weights> Clone for Ctx<'_, R, W> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<R: Rules, W: Weights> Copy for Ctx<'_, R, W> {}
+
 /// Room for the successors a kernel buffers ([`successor_buffer`]): those of one group of
 /// positions ([`Rules::MANY`] of them, [`Rules::BUFFER`] each), after a batch not yet full.
 const SUCCESSORS: usize = 1024;
@@ -332,14 +349,12 @@ fn next_successors<R: Rules, C: Tally>(
 /// key, as `bucketing` says.
 #[inline(always)]
 pub(crate) fn expand<R: Rules, W: Weights>(
-    rules: &R,
-    weights: W,
-    cur: &Frontier<R::Key, W::Count>,
+    x: Ctx<'_, R, W>,
     c: &mut Chunk<R::Key, W::Sum>,
     made: &mut Made<R::Key>,
     bucketing: Bucketing,
-    count_boards: bool,
 ) {
+    let Ctx { rules, weights, cur, count_boards } = x;
     let shard_bits = bucketing.shard_bits;
     const { assert!(R::MANY * R::BUFFER <= SUCCESSORS && R::MANY <= MANY_MAX) };
     assert!(shard_bits <= u16::BITS, "a shard index fits in a u16");
@@ -416,14 +431,12 @@ impl<K, C> Default for Batches<K, C> {
 /// a successor (closures over a sink) is slower on this path.
 #[inline(always)]
 pub(crate) fn direct<R: Rules, W: Weights, S: Sink<R::Key, W::Count>>(
-    rules: &R,
-    weights: W,
-    cur: &Frontier<R::Key, W::Count>,
+    x: Ctx<'_, R, W>,
     c: &mut Chunk<R::Key, W::Sum>,
     set: &mut S,
     batches: &mut Batches<R::Key, W::Count>,
-    count_boards: bool,
 ) -> usize {
+    let Ctx { rules, weights, cur, count_boards } = x;
     const { assert!(DIRECT_BATCH + R::MANY * R::BUFFER <= SUCCESSORS && R::MANY <= MANY_MAX) };
     let mut succ = successor_buffer::<R>();
     // Successor j came from parent slot `from[j] >> 1`, which may fill the board when bit 0 is
@@ -558,14 +571,13 @@ impl<K: PackedKey, C: Tally, S> Expanded<'_, K, C, S> {
 /// the records of partitions kept on disk go there instead, with their counts.
 #[inline(always)]
 pub(crate) fn insert<R: Rules, W: Weights>(
-    rules: &R,
-    weights: W,
-    cur: &Frontier<R::Key, W::Count>,
+    x: Ctx<'_, R, W>,
     chunks: &[Chunk<R::Key, W::Sum>],
     s: usize,
     set: &mut frontier::CountSet<R::Key, W::Count>,
     outbox: Option<&Outbox<R::Key, W::Count>>,
 ) {
+    let Ctx { rules, weights, cur, .. } = x;
     let Some(outbox) = outbox else {
         for c in chunks {
             let parents = c.parents(cur);
@@ -596,12 +608,8 @@ pub(crate) fn insert<R: Rules, W: Weights>(
 /// the successors that are not full gather (with their parent's slot) until `MANY` of them
 /// go to [`Rules::successor_hashes_of_many`] at once.
 #[inline(always)]
-pub(crate) fn last_two<R: Rules, W: Weights>(
-    rules: &R,
-    weights: W,
-    cur: &Frontier<R::Key, W::Count>,
-    c: &mut Chunk<R::Key, W::Sum>,
-) {
+pub(crate) fn last_two<R: Rules, W: Weights>(x: Ctx<'_, R, W>, c: &mut Chunk<R::Key, W::Sum>) {
+    let Ctx { rules, weights, cur, .. } = x;
     const { assert!(R::MANY * R::BUFFER <= SUCCESSORS && R::MANY <= MANY_MAX) };
     if W::TOTALS && rules.fused_successor_totals() {
         return last_two_totals(rules, weights, cur, c);
@@ -662,12 +670,8 @@ fn last_two_totals<R: Rules, W: Weights>(
 
 /// The last depth over one chunk: `c.acc` = Σ counts × summed successor hashes.
 #[inline(always)]
-pub(crate) fn last<R: Rules, W: Weights>(
-    rules: &R,
-    weights: W,
-    cur: &Frontier<R::Key, W::Count>,
-    c: &mut Chunk<R::Key, W::Sum>,
-) {
+pub(crate) fn last<R: Rules, W: Weights>(x: Ctx<'_, R, W>, c: &mut Chunk<R::Key, W::Sum>) {
+    let Ctx { rules, weights, cur, .. } = x;
     let mut acc = W::Sum::zero();
     for (_, k, n) in c.positions(cur) {
         weights.end_successors(rules, &mut acc, &n, k);

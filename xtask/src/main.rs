@@ -129,11 +129,11 @@ const DIST_DIR: &str = "target/dist";
 /// musl's C library when its Rust target is installed (`rustup target add
 /// x86_64-unknown-linux-musl`), else for glibc.
 ///
-/// Why: the contest runs one short process a case, and on this VM a static glibc process
-/// needs ~1.0 ms from start to exit at depth 0, most of it glibc's cache-size detection
-/// (dozens of CPUID instructions, each trapping to the hypervisor), a musl one 0.3 ms (public12:
-/// 27.6 ms against 31.7 ms with static glibc, the yardstick 35.8). musl's allocator unmaps large blocks on every
-/// reallocation, which the search avoids by sizing its buffers ahead (see `kernels::expand`).
+/// Why: the contest runs one short process a case, and a static glibc process spends most of
+/// its start-up in glibc's cache-size detection (dozens of CPUID instructions, each trapping
+/// to the hypervisor on a virtual machine), which a musl one skips (docs/benchmarks.md).
+/// musl's allocator unmaps large blocks on every reallocation, which the search avoids by
+/// sizing its buffers ahead (see `kernels::expand`).
 /// The flags go to the binary's own compilation only (`cargo rustc`), never to proc-macro
 /// crates, which cannot be static. Each step falls back to the next: musl, static glibc,
 /// dynamic.

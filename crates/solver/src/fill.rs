@@ -10,9 +10,8 @@
 //!   cores in a block, but inserts run one thread at a time.
 //!
 //! Which one is faster depends on the CPU (on the cost of moving cache lines between its
-//! cores) and on the frontier's size: an AMD EPYC (Zen 4 and Zen 5) runs the one-lock fill
-//! faster on the 3x3 boards with a die and on the empty 4x4, the owned one on the empty 5x5;
-//! an Intel Xeon the owned one on the 3x3 boards (figures in docs/benchmarks.md). So
+//! cores) and on the frontier's size; the CPUs measured differ on the same boards
+//! (docs/benchmarks.md). So
 //! [`Choice`] runs the first parallel depths both ways, in turn, and keeps the way that took
 //! less time a successor over all of its timed trials, until the frontier has grown
 //! [`RETRY_GROWTH`] times: then it tries both again. One pair of trials never decides: its
@@ -68,9 +67,8 @@ const WARM_UP: u32 = 2;
 
 /// Fills that must remain after a full set of trials for [`Choice`] to start them: trials
 /// pay only through the depths that use what they find, and a trial of the slower way costs
-/// up to twice a depth. A run with fewer fills left takes the owned fill, never far from the
-/// faster one where the one lock wins (3-12% on the AMD EPYCs measured), and the faster by far
-/// where it loses (the Intel Xeons).
+/// up to twice a depth. A run with fewer fills left takes the owned fill: never far from the
+/// faster way where the one lock wins, and the faster by far where it loses.
 const FILLS_AFTER_TRIALS: u32 = 2;
 
 /// How many times as long a successor the faster way's trials must take as the last two depths

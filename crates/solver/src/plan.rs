@@ -60,7 +60,7 @@ const SIZE_MARGIN: f64 = 1.2;
 
 /// What the search knows when it plans a depth.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Facts {
+pub(crate) struct Facts<'a> {
     /// The depth about to be made.
     pub depth: u32,
     /// The run's last depth.
@@ -82,8 +82,9 @@ pub(crate) struct Facts {
     pub position_bytes: usize,
     /// Bytes a position may take in a set, at most (what the budget counts).
     pub budget_position_bytes: f64,
-    /// The run's memory limit in bytes.
-    pub memory_limit: u64,
+    /// The run's memory budget (its limit is read, a system call the first time, only where
+    /// a serial depth may pre-fault).
+    pub budget: &'a budget::Budget,
     /// The counts are wider than 8 bytes (lanes, coset lanes).
     pub wide_counts: bool,
     /// The memory home's sets are on huge pages already.
@@ -225,7 +226,7 @@ fn prefault_ahead(f: &Facts) -> usize {
         return 0;
     }
     let keys = f.states as f64 * f.growth.min(2.0).powi(depths as i32) * SIZE_MARGIN;
-    let most = f.memory_limit as f64 / 4.0 / f.budget_position_bytes;
+    let most = f.budget.limit() as f64 / 4.0 / f.budget_position_bytes;
     keys.min(most) as usize
 }
 
@@ -285,7 +286,9 @@ mod tests {
 
     /// The facts of depth `depth` of a run to `target` on a 3x3 board with 8 lanes, on two
     /// threads, the frontier of `states` positions grown `growth` times at the last depth.
-    fn facts(depth: u32, target: u32, states: u64, growth: f64) -> Facts {
+    fn facts(depth: u32, target: u32, states: u64, growth: f64) -> Facts<'static> {
+        static BUDGET: std::sync::LazyLock<budget::Budget> =
+            std::sync::LazyLock::new(|| budget::Budget::new(Some(1 << 32)));
         Facts {
             depth,
             target,
@@ -297,7 +300,7 @@ mod tests {
             away: false,
             position_bytes: 56,
             budget_position_bytes: 64.0,
-            memory_limit: 1 << 32,
+            budget: &BUDGET,
             wide_counts: true,
             huge_pages: false,
         }

@@ -33,7 +33,7 @@ pub(crate) const MANY_MAX: usize = 16;
 /// Whether counts of type `C` take more than 8 bytes: lanes and coset lanes, not an orbit mass.
 /// One thread batches their successors lean (`kernels::Batches`: a tag costs a batch fewer
 /// bytes than such counts), and their sets take huge pages as soon as the frontier is about
-/// to be parallel (`driver`: sets of orbit masses measured no gain from it).
+/// to be parallel ([`crate::plan::depth`]; sets of orbit masses gain nothing from it).
 pub(crate) const fn wide_counts<C>() -> bool {
     std::mem::size_of::<C>() > 8
 }

@@ -15,20 +15,10 @@
 //! 3. **Merge.** Each partition on disk is merged into a set (one a worker), counted, and
 //!    written as one file of distinct positions.
 //!
-//! Within a source, a depth runs one of three ways, all with the same results:
-//! * **direct** (one thread, or a frontier too small to share out, [`plan::PARALLEL_MIN`]): each
-//!   successor goes straight into one set, its slot prefetched a batch ahead;
-//! * **owned** (several threads, any key and counts, the whole frontier in memory): the next
-//!   set has a shard a thread, which only that thread fills; every thread runs `direct`,
-//!   inserting its own shard's successors and posting the others' to their owners a block at
-//!   a time ([`Owned`]);
-//! * **one lock** (the same): every thread runs `direct` into the one next set, behind one
-//!   lock, a batch at a time while the lock is free ([`OneLock`]). Which of the two fills a
-//!   run's depths is measured on its first parallel depths, and again as the frontier grows
-//!   ([`crate::fill`]);
-//! * **blocks** (several threads, partitions on disk): chunks expanded into records bucketed
-//!   by the next frontier's shard, then each shard filled from every chunk's bucket (or its
-//!   records sent to the outbox), a block of chunks at a time.
+//! Within a source, a depth runs one of the ways of [`plan::Way`], all with the same
+//! results; [`plan::depth`] decides which, and each has its executor in [`exec`]. The fill of
+//! parallel depths in memory (owned or one lock) is measured on the run's first parallel
+//! depths ([`crate::fill`]).
 //!
 //! At the last depth nothing is generated: each position adds its counts times the summed
 //! hashes of its successors ([`Weights::end_successors`]); where those sums are cheap
@@ -435,7 +425,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     }
 
     /// What the plan of depth `depth` (the one about to be made) is made from.
-    fn facts(&self, depth: u32) -> Facts {
+    fn facts(&self, depth: u32) -> Facts<'_> {
         Facts {
             depth,
             target: self.target,
@@ -447,7 +437,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             away: !self.away.is_empty(),
             position_bytes: position_bytes::<R::Key, W::Count>(),
             budget_position_bytes: budget_position_bytes::<R::Key, W::Count>(),
-            memory_limit: self.budget.limit(),
+            budget: &self.budget,
             wide_counts: wide_counts::<W::Count>(),
             huge_pages: self.huge_pages,
         }

@@ -419,9 +419,10 @@ impl<K, C> Default for Batches<K, C> {
     }
 }
 
-/// Expands one chunk straight into the next frontier's only set (the one-thread path): full
-/// successors into `c.acc` (and `c.full` when counting boards), the others canonicalised and
-/// inserted in batches. Returns the number of successors inserted.
+/// Expands one chunk straight into a [`Sink`] (the next set on one thread; on several, a
+/// thread's owned shards or the one locked set; or a routed split): full successors into
+/// `c.acc` (and `c.full` when counting boards), the others canonicalised and inserted in
+/// batches. Returns the number of successors inserted.
 ///
 /// The positions are handed to [`Rules::successors_of_many`] [`Rules::MANY`] at a time, and
 /// the successors of consecutive positions gather in one buffer, each tagged with its parent,

@@ -8,8 +8,9 @@ use state::PackedKey;
 use super::Batch;
 use crate::home::{Sender, HOME};
 
-/// Where [`direct`] puts the successors it keeps: the next frontier's only set (one thread), a
-/// thread's [`Owned`] shards, or a [`Routed`] split between the memory home and the outbox.
+/// Where [`super::direct`] puts the successors it keeps: the next frontier's one set, a
+/// thread's [`super::Owned`] shards, the [`super::OneLock`] set, or a [`Routed`] split between the memory home and
+/// the outbox.
 pub(crate) trait Sink<K, C> {
     /// Hints the CPU to fetch the slot of a key whose hash is `hash`, when the sink keeps
     /// that key in a set of its own.

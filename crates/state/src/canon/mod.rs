@@ -1,6 +1,6 @@
 //! Canonicalisation, one backend per instruction set: of the 3x3 ring packing (see
 //! [`tables::ring3`]) through [`Canon3`], and of the general path's keys ([`crate::Grid`], its
-//! `u64` keys only so far) through the grid's level.
+//! `u64` and `u128` keys) through the grid's level.
 //!
 //! A backend is a small value that can only be made where its instructions exist
 //! (`new() -> Option<Self>`): a SIMD backend holds the token proving them ([`crate::Isa`]),

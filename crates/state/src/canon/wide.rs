@@ -5,15 +5,12 @@
 //! images (one lane per symmetry) of the key holding only that byte: the images of a key are the
 //! OR of its bytes' rows, and its canonical form the smallest of the first 4 or 8 lanes
 //! (smallest lane on ties). [`Portable::canonical_wide`] does this for every key width;
-//! `Avx2::canonical_u64` (`x86_64/wide_avx2.rs`) for `u64` keys (4x4 and every shape of 11 to
-//! 21 cells).
+//! the AVX2 and AVX-512 backends (`x86_64/wide_avx2.rs`, `x86_64/avx512.rs`) for `u64` keys
+//! (4x4 and every shape of 11 to 21 cells) and `u128` keys (22 to 42 cells).
 //!
 //! Which kernels exist depends on the key type, so the dispatch goes through [`WideKey`], a
-//! sealed supertrait of [`crate::PackedKey`]: `u64` matches on the grid's [`Wide`], the other
-//! widths always take the portable code. `u128` (22 to 42 cells) stays portable: its 8 lanes
-//! fill four registers and AVX2 has no 128-bit (nor unsigned 64-bit) comparison, so each step
-//! of the minimum would need a signed high-word compare, a biased low-word compare, an equality
-//! and a shuffle to combine them; not written until a measurement asks for it.
+//! sealed supertrait of [`crate::PackedKey`]: `u64` and `u128` match on the grid's [`Wide`],
+//! the other widths always take the portable code.
 
 use super::Portable;
 use crate::key::{PackedKey, U192};

@@ -1,4 +1,4 @@
-//! The AVX2 kernel of the general path for `u64` keys: the 8 images in two 256-bit registers
+//! The AVX2 kernels of the general path for `u64` and `u128` keys: the 8 images in two 256-bit registers
 //! (lanes `0..4` and `4..8`), ORed from the bytes' rows, then a horizontal minimum.
 //!
 //! AVX2 compares 64-bit lanes as signed integers only. That is exact here: a `u64` shape has at

@@ -9,6 +9,10 @@ use std::time::{Duration, Instant};
 use clap::{Parser, ValueEnum};
 use serde::Serialize;
 
+mod count;
+
+use count::Count;
+
 use crate::{
     parse_bytes, solve_observed, Answer, DepthStats, DiskReserve, Fill, Level, Options, Problem, MAX_THREADS,
 };
@@ -45,6 +49,20 @@ pub struct Args {
     /// Print the answer at every depth from 0 to DEPTH, one `depth answer` line each.
     #[arg(long)]
     pub all_depths: bool,
+    /// Print exact counts instead of the answer: one `depth perft ended boards` line a depth
+    /// (sequences of exactly that many moves, those that filled the board, distinct boards),
+    /// up to DEPTH or the end of every game (DEPTH 4294967295: the whole game, with a summary
+    /// on stderr).
+    #[arg(long, conflicts_with_all = ["divide", "all_depths"])]
+    pub perft: bool,
+    /// Split perft(DEPTH) and the answer by first move: one `move perft answer` line a legal
+    /// first move (notation in the README), the totals on stderr.
+    #[arg(long, conflicts_with_all = ["all_depths", "checkpoint", "resume"])]
+    pub divide: bool,
+    /// Play these moves first, comma-separated (e.g. `b2,a1:a2+b1`), and count or answer from
+    /// the board they reach, at DEPTH less their number.
+    #[arg(long, value_name = "MOVES")]
+    pub moves: Option<String>,
     /// Per-depth statistics on stderr: positions, distinct boards, ended paths, time, memory.
     /// Counting boards keeps a set of the full boards and generates the last depth: slower.
     #[arg(long)]
@@ -315,10 +333,14 @@ fn read_input(file: Option<&PathBuf>) -> Result<(Vec<u8>, String), (u8, String)>
 /// message. Statistics (with `--stats`) and the progress bar go to stderr; a failure to write
 /// the statistics is a failure of the run (exit 1).
 pub fn run(args: &Args) -> Result<String, (u8, String)> {
-    let problem = read_problem(args)?;
+    let problem = count::descended(args, read_problem(args)?)?;
     let options = options(args);
     let started = Instant::now();
     let mut progress = Progress::new(problem.depth, show_progress(args));
+    let count = Count::of(args);
+    if count != Count::Answer {
+        return count::run(count, args, &problem, &options, &crate::Solo, &mut progress);
+    }
     let answer = solve_observed(&problem.board, problem.depth, &options, &mut |s| progress.depth_done(s))
         .map_err(failure)?;
     progress.finish();
@@ -457,10 +479,16 @@ fn mpi_main(args: &Args) -> ExitCode {
         let _ = writeln!(io::stderr(), "rank {rank}: error: {msg}");
         crate::mpi::abort(i32::from(code))
     };
-    let problem = parse_bytes(&message[1..]).unwrap_or_else(|e| fail((2, e.to_string())));
+    let problem = parse_bytes(&message[1..]).map_err(|e| (2, e.to_string()));
+    let problem = problem.and_then(|p| count::descended(args, p)).unwrap_or_else(|e| fail(e));
     let options = options(args);
     let started = Instant::now();
     let mut progress = Progress::new(problem.depth, rank == 0 && show_progress(args));
+    let count = Count::of(args);
+    if count != Count::Answer {
+        let out = count::run(count, args, &problem, &options, &ranks, &mut progress).unwrap_or_else(|e| fail(e));
+        return stdout.map_or(ExitCode::SUCCESS, |stdout| deliver(stdout, out.as_bytes()));
+    }
     let answer = crate::solve_distributed(&problem.board, problem.depth, &options, &ranks, &mut |s| {
         progress.depth_done(s)
     })

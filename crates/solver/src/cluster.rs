@@ -320,6 +320,17 @@ pub(crate) fn sum_over(cluster: &dyn Cluster, mine: &[u64]) -> Vec<u64> {
     sum
 }
 
+/// The sums over every rank of each of `mine` (exact below 2^128), in 32-bit pieces so that
+/// no word carries. Collective.
+pub(crate) fn sum_exact_over(cluster: &dyn Cluster, mine: &[u128]) -> Vec<u128> {
+    if cluster.size() == 1 {
+        return mine.to_vec();
+    }
+    let pieces: Vec<u64> = mine.iter().flat_map(|&x| (0..4).map(move |i| (x >> (32 * i)) as u64 & 0xffff_ffff)).collect();
+    let sums = sum_over(cluster, &pieces);
+    sums.chunks(4).map(|p| p.iter().enumerate().fold(0u128, |a, (i, &w)| a.wrapping_add(u128::from(w) << (32 * i)))).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

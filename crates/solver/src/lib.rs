@@ -8,6 +8,8 @@
 //!
 //! * [`solve`]: the library entry point, a [`Board`], a depth and [`Options`] in, an
 //!   [`Answer`] out.
+//! * [`perft`] and [`divide`]: exact counts of the move sequences from a board, depth by
+//!   depth and by first move ([`moves`] names the moves).
 //! * [`parse`]: the text format (the depth on the first line, then one board row a line).
 //! * The search (one breadth-first pass a depth over symmetry-canonical positions with one
 //!   path count per symmetry, or one orbit mass when every symmetry fixes the start board)
@@ -35,8 +37,10 @@ mod fill;
 mod home;
 mod input;
 mod kernels;
+pub mod moves;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod perft;
 mod plan;
 mod stats;
 mod weights;
@@ -57,6 +61,8 @@ pub use input::{parse, parse_bytes, InputError, Problem};
 pub const MAX_THREADS: usize = 1024;
 pub use cluster::{Cluster, InProcess, Solo};
 pub use fill::Fill;
+pub use moves::{descend, legal_moves, Move, MoveError};
+pub use perft::{divide, divide_distributed, perft, perft_distributed, Division, MoveCount, Perft, PerftRow, WholeGame};
 pub use frontier::spill::DiskReserve;
 use stats::Observer;
 pub use stats::{peak_memory, DepthStats, RankSpread, RankSummary};
@@ -207,14 +213,16 @@ pub fn solve_distributed(
     cluster: &dyn Cluster,
     observe: &mut (dyn FnMut(&DepthStats) + Send),
 ) -> anyhow::Result<Answer> {
-    let level = match options.backend {
-        Some(l) if !l.is_available() => {
-            anyhow::bail!("the {} backend is not available on this CPU", l.name())
-        }
-        Some(l) => l,
-        None => Level::detect(),
-    };
-    let mut run = move || choose(board, depth, options, level, cluster, observe);
+    let mut run = move || choose(board, depth, options, Counting::Hashes, cluster, observe);
+    on_pool(options, cluster, &mut run).map(|(answer, _)| answer)
+}
+
+/// Runs `run` on the thread pool `options` asks for (checked), or on the caller's.
+fn on_pool<T: Send>(
+    options: &Options,
+    cluster: &dyn Cluster,
+    run: &mut (dyn FnMut() -> anyhow::Result<T> + Send),
+) -> anyhow::Result<T> {
     // Ranks that are threads of one process need a pool each: a rank waiting in a collective
     // holds its pool's thread.
     let threads = options.threads.or((cluster.size() > 1).then(rayon::current_num_threads));
@@ -240,14 +248,39 @@ pub fn solve_distributed(
     }
 }
 
+/// What a search counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Counting {
+    /// The hashes of the paths' final boards (the contest's answer).
+    Hashes,
+    /// The paths themselves, exactly ([`perft`]); with `state_space`, also the distinct boards
+    /// reached at any depth.
+    Exact { state_space: bool },
+}
+
+/// The backend `options` ask for, checked against this CPU.
+fn level(options: &Options) -> anyhow::Result<Level> {
+    match options.backend {
+        Some(l) if !l.is_available() => {
+            anyhow::bail!("the {} backend is not available on this CPU", l.name())
+        }
+        Some(l) => Ok(l),
+        None => Ok(Level::detect()),
+    }
+}
+
+/// A finished search: its answer, and for a whole game counted exactly, its state space.
+type Run = (Answer, Option<u64>);
+
 fn choose(
     board: &Board,
     depth: u32,
     options: &Options,
-    level: Level,
+    counting: Counting,
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
-) -> anyhow::Result<Answer> {
+) -> anyhow::Result<Run> {
+    let level = level(options)?;
     let shape = board.shape();
     if shape == Shape::SQUARE3 && !options.general {
         // The ring's SIMD backend is AVX2's, which AVX-512 includes: its token comes from the
@@ -255,46 +288,57 @@ fn choose(
         #[cfg(target_arch = "x86_64")]
         if let Some(cpu) = state::Isa::new(level).and_then(state::Isa::avx2) {
             let ring = Ring3::new(state::canon::Avx2::with_token(cpu));
-            return with_rules(&ring, board, depth, options, "ring3", cluster, observe);
+            return with_rules(&ring, board, depth, options, counting, "ring3", cluster, observe);
         }
-        return with_rules(&Ring3::new(Portable), board, depth, options, "ring3", cluster, observe);
+        return with_rules(&Ring3::new(Portable), board, depth, options, counting, "ring3", cluster, observe);
     }
     match shape.width() {
         Width::U32 => {
-            with_rules(&Grid::<u32>::new(shape, level), board, depth, options, "grid-u32", cluster, observe)
+            with_rules(&Grid::<u32>::new(shape, level), board, depth, options, counting, "grid-u32", cluster, observe)
         }
         Width::U64 => {
-            with_rules(&Grid::<u64>::new(shape, level), board, depth, options, "grid-u64", cluster, observe)
+            with_rules(&Grid::<u64>::new(shape, level), board, depth, options, counting, "grid-u64", cluster, observe)
         }
         Width::U128 => {
-            with_rules(&Grid::<u128>::new(shape, level), board, depth, options, "grid-u128", cluster, observe)
+            with_rules(&Grid::<u128>::new(shape, level), board, depth, options, counting, "grid-u128", cluster, observe)
         }
         Width::U192 => {
-            with_rules(&Grid::<U192>::new(shape, level), board, depth, options, "grid-u192", cluster, observe)
+            with_rules(&Grid::<U192>::new(shape, level), board, depth, options, counting, "grid-u192", cluster, observe)
         }
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn with_rules<R: Rules>(
     rules: &R,
     board: &Board,
     depth: u32,
     options: &Options,
+    counting: Counting,
     path: &'static str,
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
-) -> anyhow::Result<Answer> {
-    let outcome = if options.no_symmetry {
+) -> anyhow::Result<Run> {
+    let outcome = if let Counting::Exact { state_space } = counting {
+        if options.no_symmetry || options.lanes || options.all_depths {
+            anyhow::bail!("exact counts take neither --no-symmetry, --lanes nor --all-depths");
+        }
+        let exact = weights::Exact::of(rules, rules.pack(board.cells()));
+        let config = driver::RunConfig { all_depths: false, count_boards: true, fill: options.fill, state_space };
+        run_weighted(rules, exact, "exact", path, board, depth, options, config, cluster, observe)?
+    } else if options.no_symmetry {
         // Every board its own class: one count a position (an orbit of one board). The
         // cross-check takes this one counting only, so that the engine is compiled once more
         // per rules for it, not once per counting.
         let orbits = weights::Orbits::of(&NoSymmetry(rules), rules.pack(board.cells()))
             .expect("with no symmetry but the identity, every start is its own orbit");
-        run_weighted(&NoSymmetry(rules), orbits, "orbits", path, board, depth, options, cluster, observe)?
+        let config = hashes_config(options);
+        run_weighted(&NoSymmetry(rules), orbits, "orbits", path, board, depth, options, config, cluster, observe)?
     } else {
         run_rules(rules, path, board, depth, options, cluster, observe)?
     };
-    Ok(Answer {
+    let state_space = outcome.state_space;
+    let answer = Answer {
         answer: state::fold_lanes(&outcome.total),
         answers: outcome.answers,
         stats: outcome.stats,
@@ -302,7 +346,8 @@ fn with_rules<R: Rules>(
         path,
         checkpoint: outcome.checkpoint.map(|(dir, bytes)| SavedCheckpoint { dir, bytes }),
         ranks: outcome.ranks,
-    })
+    };
+    Ok((answer, state_space))
 }
 
 /// Runs one search, with orbit masses when every symmetry fixes the start (see `weights`).
@@ -316,18 +361,19 @@ fn run_rules<R: Rules>(
     observe: &mut Observer<'_>,
 ) -> anyhow::Result<driver::Outcome> {
     let start = rules.pack(board.cells());
+    let config = hashes_config(options);
     if !options.lanes {
         if let Some(orbits) = weights::Orbits::of(rules, start) {
-            return run_weighted(rules, orbits, "orbits", path, board, depth, options, cluster, observe);
+            return run_weighted(rules, orbits, "orbits", path, board, depth, options, config, cluster, observe);
         }
         if let Some(cosets) = weights::Cosets::<4>::of(rules, start) {
-            return run_weighted(rules, cosets, "cosets of 2", path, board, depth, options, cluster, observe);
+            return run_weighted(rules, cosets, "cosets of 2", path, board, depth, options, config, cluster, observe);
         }
         if let Some(cosets) = weights::Cosets::<2>::of(rules, start) {
-            return run_weighted(rules, cosets, "cosets of 4", path, board, depth, options, cluster, observe);
+            return run_weighted(rules, cosets, "cosets of 4", path, board, depth, options, config, cluster, observe);
         }
     }
-    run_weighted(rules, weights::Lanes, "lanes", path, board, depth, options, cluster, observe)
+    run_weighted(rules, weights::Lanes, "lanes", path, board, depth, options, config, cluster, observe)
 }
 
 /// Runs one search counted by `weights`: opens the checkpoint (new, or resumed), then the
@@ -341,14 +387,10 @@ fn run_weighted<R: Rules, W: weights::Weights>(
     board: &Board,
     depth: u32,
     options: &Options,
+    config: driver::RunConfig,
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
 ) -> anyhow::Result<driver::Outcome> {
-    let config = driver::RunConfig {
-        all_depths: options.all_depths,
-        count_boards: options.count_boards,
-        fill: options.fill,
-    };
     let shape = board.shape();
     // What a checkpoint records of the problem (made only for a run that checkpoints).
     let identity = || checkpoint::Identity {
@@ -409,6 +451,16 @@ fn run_weighted<R: Rules, W: weights::Weights>(
     let budget = budget::Budget::new(options.memory_limit);
     let mut search = driver::Search::new(rules, weights, budget, storage, cluster);
     search.run(board.cells(), depth, config, resume, observe)
+}
+
+/// What a search of the contest's answer computes besides it, as `options` say.
+fn hashes_config(options: &Options) -> driver::RunConfig {
+    driver::RunConfig {
+        all_depths: options.all_depths,
+        count_boards: options.count_boards,
+        fill: options.fill,
+        state_space: false,
+    }
 }
 
 /// The rules of `R` with every board its own canonical form: counts stay in lane 0.

@@ -21,6 +21,14 @@ pub struct DepthStats {
     /// Paths that ended on a full board at this depth, modulo 2^32 (all paths still going
     /// at the last depth end there too, but are not counted here).
     pub ended_paths: u32,
+    /// In an exact count (perft): the move sequences of exactly this many moves, ended or
+    /// not (a decimal string in JSON).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "decimal")]
+    pub perft: Option<u128>,
+    /// In an exact count (perft): of those sequences, the ones whose last move filled the
+    /// board (games of this length; a decimal string in JSON).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "decimal")]
+    pub games: Option<u128>,
     /// Sum of the hashes of all paths ending at this depth (full boards reached at this depth,
     /// plus every path at the last depth), modulo 2^30.
     pub ended: u32,
@@ -51,6 +59,14 @@ pub struct DepthStats {
     /// largest peak memory). `None` for one process.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranks: Option<RankSpread>,
+}
+
+/// An exact count as a decimal string: JSON readers lose the digits of numbers past 2^53.
+fn decimal<S: serde::Serializer>(n: &Option<u128>, s: S) -> Result<S::Ok, S::Error> {
+    match n {
+        Some(n) => s.collect_str(n),
+        None => s.serialize_none(),
+    }
 }
 
 /// How a depth of a search of several ranks was shared out ([`DepthStats::ranks`]).

@@ -1,6 +1,6 @@
 //! How the search counts the paths that reach a stored (canonical) position.
 //!
-//! Three ways, one trait ([`Weights`]):
+//! Four ways, one trait ([`Weights`]):
 //!
 //! * [`Lanes`], for any start: 8 wrapping `u32` counts a position, lane `g` counting the paths
 //!   that reached the board `g(c)` (see [`state::Counts`]). A successor canonicalised by `t`
@@ -23,6 +23,10 @@
 //!   start carries 1 on each lane of `H`): then lanes `g` and `h ∘ g` always hold the same
 //!   count, and one lane a coset of `H` keeps them all (4 lanes or 2 instead of 8). The sums
 //!   are `|H|` times the answer, modulo 2^32: divided at the end, 30 bits or more are exact.
+//! * [`Exact`], for exact counts (perft), from any start: one exact mass a position (the
+//!   paths reaching any board of its orbit; a move from any board of an orbit makes the same
+//!   moves, so masses add up as for [`Orbits`] whatever the start), and the lanes that are
+//!   reached, for counting boards. Its sums count paths, not hashes.
 
 use frontier::{Count34, Tally};
 use state::{lane_sum, mul_add, Counts, Rules, HASH_MASK};
@@ -101,6 +105,18 @@ pub(crate) trait Weights: Copy + Send + Sync {
 
     /// The distinct boards a stored position `c` with counts `n` stands for.
     fn boards<R: Rules>(&self, rules: &R, c: R::Key, n: &Self::Count) -> u64;
+
+    /// What of counts `n` says which boards of a position are reached, the paths dropped: a
+    /// set of positions at every depth merges these ([`Weights::boards`] reads them).
+    fn reached(&self, n: &Self::Count) -> Self::Count {
+        *n
+    }
+
+    /// The exact number of paths a sum counts, for counts that are exact ([`Exact`]);
+    /// `None` for counts of hashes.
+    fn exact(&self, _sum: &Self::Sum) -> Option<u128> {
+        None
+    }
 }
 
 /// 8 path counts a position, one per symmetry: any start.
@@ -408,6 +424,158 @@ impl Weights for Orbits {
     /// modulo 2^34 still counts paths).
     fn boards<R: Rules>(&self, rules: &R, c: R::Key, _n: &Count34) -> u64 {
         self.orbit(rules, c).0
+    }
+}
+
+/// Exact path counts ([`Exact`]): a mass (below 2^128: the search refuses a depth whose
+/// paths could pass it) and the lanes reached, one bit a symmetry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+pub(crate) struct Paths {
+    /// The mass's low and high 64 bits (8-byte words: a position's slot needs no 16-byte
+    /// alignment).
+    mass: [u64; 2],
+    /// The lanes reached, one bit a symmetry.
+    seen: u64,
+}
+
+impl Paths {
+    /// `mass` paths reaching the lanes of `seen`.
+    #[inline(always)]
+    fn new(mass: u128, seen: u8) -> Paths {
+        Paths { mass: [mass as u64, (mass >> 64) as u64], seen: u64::from(seen) }
+    }
+
+    /// The number of paths.
+    #[inline(always)]
+    pub(crate) fn mass(self) -> u128 {
+        u128::from(self.mass[1]) << 64 | u128::from(self.mass[0])
+    }
+
+    /// The lanes reached, one bit a symmetry.
+    #[inline(always)]
+    fn seen(self) -> u8 {
+        self.seen as u8
+    }
+}
+
+impl Tally for Paths {
+    /// Masses added (no sum passes 2^128: the search checks the bound a depth ahead), lanes
+    /// reached joined.
+    #[inline(always)]
+    fn merge(self, add: Self) -> Self {
+        Paths::new(self.mass().wrapping_add(add.mass()), self.seen() | add.seen())
+    }
+}
+
+/// Exact counts of paths (module docs): what perft counts. A stored position carries its
+/// orbit's mass and the lanes its paths reach; a sum counts paths, whatever their hashes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Exact {
+    /// `lane[t][g]`: the lane that lane `g` of a parent becomes in a successor canonicalised by
+    /// `t` ([`Rules::permute`]); `None` when every symmetry fixes the start, so every lane of
+    /// a stored position is reached and none needs following.
+    lane: Option<[[u8; 8]; 8]>,
+    /// The lanes of the group, one bit a symmetry.
+    group: u8,
+}
+
+impl Exact {
+    /// Exact counts for a search from `start` under `rules`.
+    pub(crate) fn of<R: Rules>(rules: &R, start: R::Key) -> Exact {
+        let group = (1u16 << rules.symmetries()).wrapping_sub(1) as u8;
+        if Orbits::of(rules, start).is_some() {
+            return Exact { lane: None, group };
+        }
+        let lane = std::array::from_fn(|t| {
+            std::array::from_fn(|g| {
+                let mut unit = [0u32; 8];
+                unit[g] = 1;
+                let moved = rules.permute(&unit, t as u8);
+                moved.iter().position(|&x| x == 1).unwrap_or(g) as u8
+            })
+        });
+        Exact { lane: Some(lane), group }
+    }
+
+    /// `seen` as a successor canonicalised by `t` reaches it.
+    #[inline(always)]
+    fn permute(&self, seen: u8, t: u8) -> u8 {
+        match &self.lane {
+            None => seen,
+            Some(lane) => {
+                let map = &lane[usize::from(t & 7)];
+                (0..8).filter(|&g| seen >> g & 1 != 0).fold(0, |m, g| m | 1 << map[g])
+            }
+        }
+    }
+}
+
+impl Weights for Exact {
+    type Count = Paths;
+    const TOTALS: bool = false;
+    type Sum = Paths;
+
+    fn start<R: Rules>(&self, _rules: &R, t: u8) -> Paths {
+        let seen = if self.lane.is_none() { self.group } else { self.permute(1, t) };
+        Paths::new(1, seen)
+    }
+
+    #[inline(always)]
+    fn carry<R: Rules>(&self, _rules: &R, n: &Paths, t: u8) -> Paths {
+        Paths::new(n.mass(), self.permute(n.seen(), t))
+    }
+
+    #[inline(always)]
+    fn end(&self, sum: &mut Paths, n: &Paths, _hashes: &Counts) {
+        *sum = Paths::new(sum.mass().wrapping_add(n.mass()), 0);
+    }
+
+    /// Every move from `s` ends a path: the mass once a move.
+    fn end_successors<R: Rules>(&self, rules: &R, sum: &mut Paths, n: &Paths, s: R::Key) {
+        let mut moves = 0u128;
+        rules.successors(s, |_| moves += 1);
+        *sum = Paths::new(sum.mass().wrapping_add(n.mass().wrapping_mul(moves)), 0);
+    }
+
+    fn end_successors_of_many<R: Rules>(
+        &self,
+        rules: &R,
+        sum: &mut Paths,
+        keys: &[R::Key],
+        counts: impl Fn(usize) -> Paths,
+    ) {
+        for (j, &s) in keys.iter().enumerate() {
+            self.end_successors(rules, sum, &counts(j), s);
+        }
+    }
+
+    fn cheap_successor_sums<R: Rules>(&self, _rules: &R) -> bool {
+        false
+    }
+
+    #[inline(always)]
+    fn paths(&self, n: &Paths) -> u32 {
+        n.mass() as u32
+    }
+
+    /// Not a hash sum: the paths counted, modulo 2^30.
+    fn answer(&self, sum: &Paths) -> u32 {
+        sum.mass() as u32 & HASH_MASK
+    }
+
+    fn boards<R: Rules>(&self, rules: &R, c: R::Key, n: &Paths) -> u64 {
+        let seen = n.seen();
+        let lanes: Counts = std::array::from_fn(|g| u32::from(seen >> g & 1));
+        rules.boards(c, &lanes).into()
+    }
+
+    fn reached(&self, n: &Paths) -> Paths {
+        Paths::new(0, n.seen())
+    }
+
+    fn exact(&self, sum: &Paths) -> Option<u128> {
+        Some(sum.mass())
     }
 }
 

@@ -112,6 +112,10 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     count_boards: bool,
     /// With board counting: the full boards reached at the current depth.
     ended: CountSet<R::Key, W::Count>,
+    /// For a whole game ([`RunConfig::state_space`]): every position reached so far, at any
+    /// depth, with the lanes reached ([`Weights::reached`]); `None` when not asked for, or
+    /// once a depth went to disk.
+    reached: Option<CountSet<R::Key, W::Count>>,
     budget: Budget,
     storage: Storage,
     /// Bytes read and written by the current depth.
@@ -127,6 +131,8 @@ pub(crate) struct RunConfig {
     pub count_boards: bool,
     /// How several threads fill a next frontier that stays in memory.
     pub fill: Fill,
+    /// The distinct boards reached at any depth (with board counting, in memory).
+    pub state_space: bool,
 }
 
 /// Where a search is: the depths done and what they found, the peak memory as last read.
@@ -137,6 +143,8 @@ struct Progress {
     out: Outcome,
     /// The peak memory as last read.
     peak: u64,
+    /// In an exact count: the paths of the depth `done` over every rank, once known.
+    paths: Option<u128>,
 }
 
 /// The result of a search.
@@ -152,6 +160,9 @@ pub(crate) struct Outcome {
     pub checkpoint: Option<(PathBuf, u64)>,
     /// Each rank's own figures, in rank order (one, unless distributed).
     pub ranks: Vec<RankSummary>,
+    /// With [`RunConfig::state_space`]: the distinct boards reached at any depth from 0,
+    /// over every rank; `None` when a depth went to disk.
+    pub state_space: Option<u64>,
 }
 
 /// One value a worker thread, each alone on its cache lines ([`Lined`]) behind a lock that
@@ -194,6 +205,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             phase_seconds: [0.0; 2],
             count_boards: false,
             ended: CountSet::new(0),
+            reached: None,
             budget,
             storage,
             io: (0, 0),
@@ -212,6 +224,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         observe: &mut Observer<'_>,
     ) -> Result<Outcome> {
         self.count_boards = config.count_boards;
+        self.reached = (config.state_space && config.count_boards && resume.is_none()).then(|| CountSet::new(0));
         self.fill = fill::Choice::new(config.fill);
         let mut out = Outcome::default();
         let (done, states) = match resume {
@@ -225,7 +238,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             }
             None => (0, self.start(start, depth, config, &mut out, observe)?),
         };
-        let mut progress = Progress { done, states, out, peak: 0 };
+        let mut progress = Progress { done, states, out, peak: 0, paths: None };
         self.depths(&mut progress, depth, config, observe)?;
         let mut out = progress.out;
         if self.ranks.n > 1 {
@@ -238,6 +251,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             out.answers.iter_mut().for_each(|a| *a &= state::HASH_MASK);
         }
         out.ranks = self.rank_summaries();
+        if config.state_space {
+            out.state_space = self.state_space();
+        }
         if config.all_depths {
             // The board filled before `depth`: later depths add nothing.
             let last = *out.answers.last().expect("depth 0 is always answered");
@@ -284,6 +300,14 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         }
         first.states = self.cur.len() as u64;
         first.boards = config.count_boards.then_some(u64::from(first_rank));
+        if depth == 0 || rules.is_full(s) {
+            // The start ended its path: with board counting, it is a board of depth 0.
+            let (c, t) = rules.canonical(s);
+            if first_rank {
+                self.ended.insert(c, &weights.start(rules, t));
+            }
+        }
+        self.note_reached();
         first.ended = state::fold_lanes(&ended);
         add(&mut out.total, &ended);
         if config.all_depths {
@@ -336,7 +360,34 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 self.last_two_depths(p, depth, observe)?;
                 break;
             }
+            self.check_exact(p)?;
             self.one_depth(p, depth, config, observe)?;
+        }
+        Ok(())
+    }
+
+    /// In an exact count: refuses the depth after `p.done` when its paths could pass 2^128
+    /// (a position has at most [`most_moves`] moves).
+    fn check_exact(&mut self, p: &mut Progress) -> Result<()> {
+        if self.weights.exact(&W::Sum::zero()).is_none() {
+            return Ok(());
+        }
+        let paths = match p.paths {
+            Some(paths) => paths,
+            None => {
+                // Depth 0, or a resumed run: the paths at the current positions.
+                let here = self.frontier_hashes();
+                let here = self.weights.exact(&here).unwrap_or(0);
+                cluster::sum_exact_over(self.cluster, &[here])[0]
+            }
+        };
+        if paths.checked_mul(most_moves(self.rules.shape())).is_none() {
+            anyhow::bail!(
+                "depth {}: its exact counts could pass 2^128 (depth {} has {paths} move sequences); the count stops at depth {}",
+                p.done + 1,
+                p.done,
+                p.done
+            );
         }
         Ok(())
     }
@@ -385,21 +436,31 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             let (mut ended, states, records) = self.step(&mut stats, depth)?;
             stats.states = states;
             stats.records = records;
-            if last {
-                // Counting boards: the last depth was generated; its positions end here.
-                ended = ended.merge(self.frontier_hashes());
-                self.cur.reset(0, 0);
-                self.away = Away::default();
+            let exact = self.weights.exact(&ended);
+            if last || exact.is_some() || config.all_depths {
+                // The paths at the positions just stored.
+                let here = self.frontier_hashes();
+                self.note_reached();
+                if let (Some(games), Some(stored)) = (exact, self.weights.exact(&here)) {
+                    (stats.games, stats.perft) = (Some(games), Some(games + stored));
+                }
+                if last {
+                    // Counting boards: the last depth was generated; its positions end here.
+                    ended = ended.merge(here);
+                    self.cur.reset(0, 0);
+                    self.away = Away::default();
+                } else if config.all_depths {
+                    let mut v = p.out.total;
+                    add(&mut v, &self.as_lanes(&ended.merge(here)));
+                    p.out.answers.push(state::fold_lanes(&v));
+                }
             }
             ended
         };
         let ended = self.as_lanes(&ended);
         add(&mut p.out.total, &ended);
-        if config.all_depths {
-            let here = if last { W::Sum::zero() } else { self.frontier_hashes() };
-            let mut v = p.out.total;
-            add(&mut v, &self.as_lanes(&here));
-            p.out.answers.push(state::fold_lanes(&v));
+        if config.all_depths && last {
+            p.out.answers.push(state::fold_lanes(&p.out.total));
         }
         self.commit(d, depth, &p.out.total)?;
         stats.ended = state::fold_lanes(&ended);
@@ -412,6 +473,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         }
         stats.peak_memory = p.peak;
         p.states = self.over_ranks(&mut stats);
+        p.paths = stats.perft;
         observe(&stats);
         p.out.stats.push(stats);
         Ok(())
@@ -583,6 +645,31 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         Ok(states)
     }
 
+    /// For a whole game: adds the current positions and the depth's full boards to
+    /// [`Search::reached`], or drops it when a partition is on disk.
+    fn note_reached(&mut self) {
+        let Some(reached) = &mut self.reached else { return };
+        if !self.away.is_empty() {
+            self.reached = None;
+            return;
+        }
+        let weights = self.weights;
+        let sets = self.cur.shards().iter().chain(std::iter::once(&self.ended));
+        for (k, n) in sets.flat_map(CountSet::iter) {
+            reached.insert(k, &weights.reached(&n));
+        }
+    }
+
+    /// The distinct boards of [`Search::reached`] over every rank, `None` when it was dropped
+    /// on any. Collective.
+    fn state_space(&self) -> Option<u64> {
+        let (rules, weights) = (self.rules, self.weights);
+        let mine = self.reached.as_ref().map(|set| set.iter().map(|(k, n)| weights.boards(rules, k, &n)).sum::<u64>());
+        let [lost, boards] = [u64::from(mine.is_none()), mine.unwrap_or(0)];
+        let sums = if self.ranks.n > 1 { cluster::sum_over(self.cluster, &[lost, boards]) } else { vec![lost, boards] };
+        (sums[0] == 0).then_some(sums[1])
+    }
+
     /// The boards the next memory home and the full boards of the depth stand for.
     fn count_next_boards(&self) -> u64 {
         let (rules, weights) = (self.rules, self.weights);
@@ -602,6 +689,21 @@ impl Drop for StopOnDrop {
     fn drop(&mut self) {
         self.0.store(true, Relaxed);
     }
+}
+
+/// The most moves a position of `shape` can have: each cell, empty, with its neighbours
+/// all holding dice, has one move a subset of at least two of them (all of them may capture),
+/// and one move when it has fewer than two neighbours.
+fn most_moves(shape: state::Shape) -> u128 {
+    let (rows, cols) = (shape.rows(), shape.cols());
+    let cells = (0..rows).flat_map(|r| (0..cols).map(move |c| (r, c)));
+    cells
+        .map(|(r, c)| {
+            let sides = [r > 0, r + 1 < rows, c > 0, c + 1 < cols];
+            let n = sides.iter().filter(|&&s| s).count() as u32;
+            u128::from(((1u32 << n) - n - 1).max(1))
+        })
+        .sum()
 }
 
 /// A depth that takes longer than this (seconds) reads the peak memory after it: a read

@@ -64,6 +64,10 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let sum = |i: usize| rows.iter().fold(0u64, |a, r| a.wrapping_add(r[i]));
         let max = |i: usize| rows.iter().map(|r| r[i]).max().unwrap_or(0);
         let seconds = |i: usize| max(i) as f64 / 1e9;
+        if let (Some(perft), Some(games)) = (stats.perft, stats.games) {
+            let exact = cluster::sum_exact_over(self.cluster, &[perft, games]);
+            (stats.perft, stats.games) = (Some(exact[0]), Some(exact[1]));
+        }
         stats.states = sum(0);
         stats.boards = stats.boards.map(|_| sum(1));
         stats.records = sum(2);

@@ -96,3 +96,34 @@ fn answers_and_boards(cells: &[u8], rows: usize, cols: usize, depth: u32) -> (Ve
     }
     (out, distinct)
 }
+
+/// One `depth perft ended boards` row of an exact count.
+pub type PerftRow = (u32, u128, u128, u64);
+
+/// Exact counts from `cells`, depth by depth from 1 up to `depth` or the last depth at which
+/// a game goes on (checked arithmetic: a count that would not fit panics), and the distinct
+/// boards reached at any depth from 0.
+pub fn perft(cells: &[u8], rows: usize, cols: usize, depth: u32) -> (Vec<PerftRow>, usize) {
+    let mut frontier: HashMap<Vec<u8>, u128> = HashMap::from([(cells.to_vec(), 1)]);
+    let mut seen: std::collections::HashSet<Vec<u8>> = frontier.keys().cloned().collect();
+    let full = |b: &[u8]| b.iter().all(|&v| v != 0);
+    let mut table = Vec::new();
+    for d in 1..=depth {
+        let mut next: HashMap<Vec<u8>, u128> = HashMap::new();
+        for (board, n) in frontier.iter().filter(|(b, _)| !full(b)) {
+            for m in moves(board, rows, cols) {
+                let e = next.entry(m).or_insert(0);
+                *e = e.checked_add(*n).expect("counts fit 128 bits");
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        let perft = next.values().try_fold(0u128, |a, &n| a.checked_add(n)).expect("fits");
+        let ended = next.iter().filter(|(b, _)| full(b)).map(|(_, &n)| n).sum();
+        table.push((d, perft, ended, next.len() as u64));
+        seen.extend(next.keys().cloned());
+        frontier = next;
+    }
+    (table, seen.len())
+}

@@ -486,7 +486,8 @@ fn mpi_main(args: &Args) -> ExitCode {
     let mut progress = Progress::new(problem.depth, rank == 0 && show_progress(args));
     let count = Count::of(args);
     if count != Count::Answer {
-        let out = count::run(count, args, &problem, &options, &ranks, &mut progress).unwrap_or_else(|e| fail(e));
+        let out =
+            count::run(count, args, &problem, &options, &ranks, &mut progress).unwrap_or_else(|e| fail(e));
         return stdout.map_or(ExitCode::SUCCESS, |stdout| deliver(stdout, out.as_bytes()));
     }
     let answer = crate::solve_distributed(&problem.board, problem.depth, &options, &ranks, &mut |s| {

@@ -326,9 +326,12 @@ pub(crate) fn sum_exact_over(cluster: &dyn Cluster, mine: &[u128]) -> Vec<u128> 
     if cluster.size() == 1 {
         return mine.to_vec();
     }
-    let pieces: Vec<u64> = mine.iter().flat_map(|&x| (0..4).map(move |i| (x >> (32 * i)) as u64 & 0xffff_ffff)).collect();
+    let pieces: Vec<u64> =
+        mine.iter().flat_map(|&x| (0..4).map(move |i| (x >> (32 * i)) as u64 & 0xffff_ffff)).collect();
     let sums = sum_over(cluster, &pieces);
-    sums.chunks(4).map(|p| p.iter().enumerate().fold(0u128, |a, (i, &w)| a.wrapping_add(u128::from(w) << (32 * i)))).collect()
+    sums.chunks(4)
+        .map(|p| p.iter().enumerate().fold(0u128, |a, (i, &w)| a.wrapping_add(u128::from(w) << (32 * i))))
+        .collect()
 }
 
 #[cfg(test)]

@@ -61,9 +61,11 @@ pub use input::{parse, parse_bytes, InputError, Problem};
 pub const MAX_THREADS: usize = 1024;
 pub use cluster::{Cluster, InProcess, Solo};
 pub use fill::Fill;
-pub use moves::{descend, legal_moves, Move, MoveError};
-pub use perft::{divide, divide_distributed, perft, perft_distributed, Division, MoveCount, Perft, PerftRow, WholeGame};
 pub use frontier::spill::DiskReserve;
+pub use moves::{descend, legal_moves, Move, MoveError};
+pub use perft::{
+    divide, divide_distributed, perft, perft_distributed, Division, MoveCount, Perft, PerftRow, WholeGame,
+};
 use stats::Observer;
 pub use stats::{peak_memory, DepthStats, RankSpread, RankSummary};
 
@@ -293,18 +295,46 @@ fn choose(
         return with_rules(&Ring3::new(Portable), board, depth, options, counting, "ring3", cluster, observe);
     }
     match shape.width() {
-        Width::U32 => {
-            with_rules(&Grid::<u32>::new(shape, level), board, depth, options, counting, "grid-u32", cluster, observe)
-        }
-        Width::U64 => {
-            with_rules(&Grid::<u64>::new(shape, level), board, depth, options, counting, "grid-u64", cluster, observe)
-        }
-        Width::U128 => {
-            with_rules(&Grid::<u128>::new(shape, level), board, depth, options, counting, "grid-u128", cluster, observe)
-        }
-        Width::U192 => {
-            with_rules(&Grid::<U192>::new(shape, level), board, depth, options, counting, "grid-u192", cluster, observe)
-        }
+        Width::U32 => with_rules(
+            &Grid::<u32>::new(shape, level),
+            board,
+            depth,
+            options,
+            counting,
+            "grid-u32",
+            cluster,
+            observe,
+        ),
+        Width::U64 => with_rules(
+            &Grid::<u64>::new(shape, level),
+            board,
+            depth,
+            options,
+            counting,
+            "grid-u64",
+            cluster,
+            observe,
+        ),
+        Width::U128 => with_rules(
+            &Grid::<u128>::new(shape, level),
+            board,
+            depth,
+            options,
+            counting,
+            "grid-u128",
+            cluster,
+            observe,
+        ),
+        Width::U192 => with_rules(
+            &Grid::<U192>::new(shape, level),
+            board,
+            depth,
+            options,
+            counting,
+            "grid-u192",
+            cluster,
+            observe,
+        ),
     }
 }
 
@@ -324,7 +354,8 @@ fn with_rules<R: Rules>(
             anyhow::bail!("exact counts take neither --no-symmetry, --lanes nor --all-depths");
         }
         let exact = weights::Exact::of(rules, rules.pack(board.cells()));
-        let config = driver::RunConfig { all_depths: false, count_boards: true, fill: options.fill, state_space };
+        let config =
+            driver::RunConfig { all_depths: false, count_boards: true, fill: options.fill, state_space };
         run_weighted(rules, exact, "exact", path, board, depth, options, config, cluster, observe)?
     } else if options.no_symmetry {
         // Every board its own class: one count a position (an orbit of one board). The
@@ -333,7 +364,18 @@ fn with_rules<R: Rules>(
         let orbits = weights::Orbits::of(&NoSymmetry(rules), rules.pack(board.cells()))
             .expect("with no symmetry but the identity, every start is its own orbit");
         let config = hashes_config(options);
-        run_weighted(&NoSymmetry(rules), orbits, "orbits", path, board, depth, options, config, cluster, observe)?
+        run_weighted(
+            &NoSymmetry(rules),
+            orbits,
+            "orbits",
+            path,
+            board,
+            depth,
+            options,
+            config,
+            cluster,
+            observe,
+        )?
     } else {
         run_rules(rules, path, board, depth, options, cluster, observe)?
     };
@@ -364,13 +406,37 @@ fn run_rules<R: Rules>(
     let config = hashes_config(options);
     if !options.lanes {
         if let Some(orbits) = weights::Orbits::of(rules, start) {
-            return run_weighted(rules, orbits, "orbits", path, board, depth, options, config, cluster, observe);
+            return run_weighted(
+                rules, orbits, "orbits", path, board, depth, options, config, cluster, observe,
+            );
         }
         if let Some(cosets) = weights::Cosets::<4>::of(rules, start) {
-            return run_weighted(rules, cosets, "cosets of 2", path, board, depth, options, config, cluster, observe);
+            return run_weighted(
+                rules,
+                cosets,
+                "cosets of 2",
+                path,
+                board,
+                depth,
+                options,
+                config,
+                cluster,
+                observe,
+            );
         }
         if let Some(cosets) = weights::Cosets::<2>::of(rules, start) {
-            return run_weighted(rules, cosets, "cosets of 4", path, board, depth, options, config, cluster, observe);
+            return run_weighted(
+                rules,
+                cosets,
+                "cosets of 4",
+                path,
+                board,
+                depth,
+                options,
+                config,
+                cluster,
+                observe,
+            );
         }
     }
     run_weighted(rules, weights::Lanes, "lanes", path, board, depth, options, config, cluster, observe)

@@ -43,7 +43,8 @@ pub fn legal_moves(board: &Board) -> Vec<Move> {
         let dice: Vec<usize> = neighbours(cell, shape).into_iter().filter(|&j| cells[j] != 0).collect();
         let before = out.len();
         for subset in 0u32..1 << dice.len() {
-            let captured: Vec<usize> = (0..dice.len()).filter(|k| subset >> k & 1 != 0).map(|k| dice[k]).collect();
+            let captured: Vec<usize> =
+                (0..dice.len()).filter(|k| subset >> k & 1 != 0).map(|k| dice[k]).collect();
             let sum: u32 = captured.iter().map(|&j| u32::from(cells[j])).sum();
             if captured.len() >= 2 && sum <= 6 {
                 out.push(Move { cell, captured, die: sum as u8 });
@@ -145,10 +146,13 @@ pub fn cell_name(cell: usize, shape: Shape) -> String {
 fn read_cell(name: &str, shape: Shape) -> Result<usize, String> {
     let split = name.find(|c: char| !c.is_ascii_lowercase()).unwrap_or(name.len());
     let (letters, digits) = name.split_at(split);
-    let col = letters.bytes().try_fold(0usize, |c, b| c.checked_mul(26)?.checked_add(usize::from(b - b'a') + 1));
+    let col =
+        letters.bytes().try_fold(0usize, |c, b| c.checked_mul(26)?.checked_add(usize::from(b - b'a') + 1));
     let row = digits.parse::<usize>().ok().filter(|_| digits.bytes().all(|b| b.is_ascii_digit()));
     match (col, row) {
-        (Some(col), Some(row)) if !letters.is_empty() && col <= shape.cols() && (1..=shape.rows()).contains(&row) => {
+        (Some(col), Some(row))
+            if !letters.is_empty() && col <= shape.cols() && (1..=shape.rows()).contains(&row) =>
+        {
             Ok((row - 1) * shape.cols() + col - 1)
         }
         _ if letters.is_empty() || row.is_none() => {
@@ -204,7 +208,8 @@ mod tests {
     fn captures_are_listed_and_read_back() {
         // b2 sees 1 above, 2 left, 3 right, 6 below: subsets {1,2}, {1,3}, {2,3}, {1,2,3}.
         let b = board(3, 3, &[0, 1, 0, 2, 0, 3, 0, 6, 0]);
-        let names: Vec<String> = legal_moves(&b).iter().filter(|m| m.cell == 4).map(|m| m.name(b.shape())).collect();
+        let names: Vec<String> =
+            legal_moves(&b).iter().filter(|m| m.cell == 4).map(|m| m.name(b.shape())).collect();
         assert_eq!(names, ["b2:b1+a2", "b2:b1+c2", "b2:a2+c2", "b2:b1+a2+c2"]);
         let (after, played) = descend(&b, "b2:c2+b1").unwrap();
         assert_eq!(played[0].die, 4);

@@ -11,7 +11,9 @@ use state::Board;
 
 use crate::moves::{legal_moves, play, Move};
 use crate::stats::{DepthStats, Observer};
-use crate::{choose, on_pool, solve_distributed, Cluster, Counting, Options, RankSummary, SavedCheckpoint, Solo};
+use crate::{
+    choose, on_pool, solve_distributed, Cluster, Counting, Options, RankSummary, SavedCheckpoint, Solo,
+};
 
 /// One depth of a perft table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

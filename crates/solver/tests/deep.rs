@@ -110,3 +110,31 @@ fn the_4x4_to_depth_9_matches_reference() {
     let got = solve(&board, 9, &Options { all_depths: true, ..Options::default() }).unwrap();
     assert_eq!(got.answers, want);
 }
+
+/// The whole game of the empty 3x3 board, counted exactly, against the plain reference's
+/// 128-bit counts: every depth's row, the games, the longest game and the state space; and
+/// the same table with every depth's partitions on disk and on one thread.
+#[test]
+#[ignore = "deep: run by cargo xtask verify"]
+fn the_whole_3x3_game_counted_exactly() {
+    let empty = Board::empty(Shape::SQUARE3);
+    let (want, space) = plain::perft(&[0; 9], 3, 3, u32::MAX);
+    let got = solver::perft(&empty, u32::MAX, &Options::default()).unwrap();
+    let rows: Vec<plain::PerftRow> = got.rows.iter().map(|r| (r.depth, r.perft, r.ended, r.boards)).collect();
+    assert_eq!(rows, want);
+    let whole = got.whole_game.expect("every game ends");
+    assert_eq!(whole.games, want.iter().map(|r| r.2).sum::<u128>());
+    assert_eq!(whole.longest, want.last().unwrap().0);
+    assert_eq!(whole.state_space, Some(space as u64));
+    let work = tempfile::tempdir().unwrap();
+    let disk = Options {
+        threads: Some(1),
+        memory_limit: Some(1),
+        work_dir: Some(work.path().to_path_buf()),
+        ..Options::default()
+    };
+    let on_disk = solver::perft(&empty, u32::MAX, &disk).unwrap();
+    assert_eq!(on_disk.rows, got.rows);
+    // A depth went to disk: the union of every depth's boards is not kept.
+    assert_eq!(on_disk.whole_game.map(|w| (w.games, w.state_space)), Some((whole.games, None)));
+}

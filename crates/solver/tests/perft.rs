@@ -31,7 +31,12 @@ fn count_options(work: &std::path::Path) -> Vec<Options> {
         Options { threads: Some(2), general: true, ..Options::default() },
         Options { backend: Some(Level::Portable), threads: Some(2), ..Options::default() },
         // Every depth past the first few on disk, in partitions.
-        Options { memory_limit: Some(1), work_dir: Some(work.to_path_buf()), threads: Some(2), ..Options::default() },
+        Options {
+            memory_limit: Some(1),
+            work_dir: Some(work.to_path_buf()),
+            threads: Some(2),
+            ..Options::default()
+        },
     ];
     for level in [Level::Avx2, Level::Avx512].into_iter().filter(|l| l.is_available()) {
         v.push(Options { backend: Some(level), ..Options::default() });
@@ -75,11 +80,17 @@ fn the_empty_3x3_to_depth_40_matches_the_published_boards() {
 
 #[test]
 fn whole_games_of_small_boards_match_the_reference() {
-    for (rows, cols, cells) in [(2, 2, vec![0; 4]), (2, 3, vec![0; 6]), (1, 5, vec![0; 5]), (2, 2, vec![0, 1, 2, 0])] {
+    for (rows, cols, cells) in
+        [(2, 2, vec![0; 4]), (2, 3, vec![0; 6]), (1, 5, vec![0; 5]), (2, 2, vec![0, 1, 2, 0])]
+    {
         let (want, space) = plain::perft(&cells, rows, cols, u32::MAX);
         for threads in [1, 2] {
-            let got = perft(&board(rows, cols, &cells), u32::MAX, &Options { threads: Some(threads), ..Options::default() })
-                .unwrap();
+            let got = perft(
+                &board(rows, cols, &cells),
+                u32::MAX,
+                &Options { threads: Some(threads), ..Options::default() },
+            )
+            .unwrap();
             assert_eq!(table_rows(&got), want, "{rows}x{cols} {cells:?}");
             let whole = got.whole_game.expect("every game ends");
             assert_eq!(whole.games, want.iter().map(|r| r.2).sum::<u128>());

@@ -38,10 +38,10 @@ impl Count {
 pub(super) fn descended(args: &Args, problem: Problem) -> Result<Problem, (u8, String)> {
     let Some(text) = &args.moves else { return Ok(problem) };
     let (board, played) = descend(&problem.board, text).map_err(|e| (2, format!("--moves: {e}")))?;
-    let depth = u32::try_from(played.len())
-        .ok()
-        .and_then(|n| problem.depth.checked_sub(n))
-        .ok_or_else(|| (2, format!("--moves: {} moves, more than the depth {}", played.len(), problem.depth)))?;
+    let depth =
+        u32::try_from(played.len()).ok().and_then(|n| problem.depth.checked_sub(n)).ok_or_else(|| {
+            (2, format!("--moves: {} moves, more than the depth {}", played.len(), problem.depth))
+        })?;
     Ok(Problem { board, depth })
 }
 
@@ -70,15 +70,31 @@ pub(super) fn run(
             Ok(if args.json { json(&PerftJson::new(problem, &table)) } else { perft_lines(&table) })
         }
         Count::Divide => {
-            let division = divide_distributed(&problem.board, problem.depth, options, cluster).map_err(failure)?;
+            let division =
+                divide_distributed(&problem.board, problem.depth, options, cluster).map_err(failure)?;
             if args.json {
-                let moves = division.moves.iter().map(|m| MoveJson { name: &m.name, perft: m.perft.to_string(), answer: m.answer }).collect();
-                let out = DivideJson { depth: problem.depth, moves, perft: division.perft.to_string(), answer: division.answer };
+                let moves = division
+                    .moves
+                    .iter()
+                    .map(|m| MoveJson { name: &m.name, perft: m.perft.to_string(), answer: m.answer })
+                    .collect();
+                let out = DivideJson {
+                    depth: problem.depth,
+                    moves,
+                    perft: division.perft.to_string(),
+                    answer: division.answer,
+                };
                 return Ok(json(&out));
             }
             if print {
-                writeln!(io::stderr(), "total: {} sequences of {} moves, answer {}", division.perft, problem.depth, division.answer)
-                    .map_err(unwritable)?;
+                writeln!(
+                    io::stderr(),
+                    "total: {} sequences of {} moves, answer {}",
+                    division.perft,
+                    problem.depth,
+                    division.answer
+                )
+                .map_err(unwritable)?;
             }
             Ok(division.moves.iter().map(|m| format!("{} {} {}\n", m.name, m.perft, m.answer)).collect())
         }

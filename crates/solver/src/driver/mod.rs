@@ -224,7 +224,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         observe: &mut Observer<'_>,
     ) -> Result<Outcome> {
         self.count_boards = config.count_boards;
-        self.reached = (config.state_space && config.count_boards && resume.is_none()).then(|| CountSet::new(0));
+        self.reached =
+            (config.state_space && config.count_boards && resume.is_none()).then(|| CountSet::new(0));
         self.fill = fill::Choice::new(config.fill);
         let mut out = Outcome::default();
         let (done, states) = match resume {
@@ -664,9 +665,16 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// on any. Collective.
     fn state_space(&self) -> Option<u64> {
         let (rules, weights) = (self.rules, self.weights);
-        let mine = self.reached.as_ref().map(|set| set.iter().map(|(k, n)| weights.boards(rules, k, &n)).sum::<u64>());
+        let mine = self
+            .reached
+            .as_ref()
+            .map(|set| set.iter().map(|(k, n)| weights.boards(rules, k, &n)).sum::<u64>());
         let [lost, boards] = [u64::from(mine.is_none()), mine.unwrap_or(0)];
-        let sums = if self.ranks.n > 1 { cluster::sum_over(self.cluster, &[lost, boards]) } else { vec![lost, boards] };
+        let sums = if self.ranks.n > 1 {
+            cluster::sum_over(self.cluster, &[lost, boards])
+        } else {
+            vec![lost, boards]
+        };
         (sums[0] == 0).then_some(sums[1])
     }
 

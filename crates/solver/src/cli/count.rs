@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::{failure, Args, Progress};
-use crate::{descend, divide_distributed, perft_distributed, Cluster, Options, Perft, Problem};
+use crate::{descend, divide_distributed, perft_distributed, Cluster, DepthStats, Options, Perft, Problem};
 
 /// What the counting options ask for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,15 +59,22 @@ pub(super) fn run(
     let print = cluster.rank() == 0;
     match count {
         Count::Perft => {
+            // Plain rows go out as each depth ends (a long count shows its depths as it
+            // goes, and a stopped one keeps them); JSON goes out whole at the end.
+            let stream = print && !args.json;
             let table = perft_distributed(&problem.board, problem.depth, options, cluster, &mut |s| {
                 progress.depth_done(s);
+                if let (true, Some(row)) = (stream, row(s)) {
+                    write_row(&row);
+                }
             })
             .map_err(failure)?;
             progress.finish();
-            if print && !args.json {
+            if stream {
                 io::stderr().write_all(whole_game(&table).as_bytes()).map_err(unwritable)?;
+                return Ok(String::new());
             }
-            Ok(if args.json { json(&PerftJson::new(problem, &table)) } else { perft_lines(&table) })
+            Ok(json(&PerftJson::new(problem, &table)))
         }
         Count::Divide => {
             let division =
@@ -102,9 +109,24 @@ pub(super) fn run(
     }
 }
 
-/// The `d perft ended boards` lines of a table.
-fn perft_lines(table: &Perft) -> String {
-    table.rows.iter().map(|r| format!("{} {} {} {}\n", r.depth, r.perft, r.ended, r.boards)).collect()
+/// The `d perft ended boards` line of a depth's statistics, for depths from 1.
+fn row(s: &DepthStats) -> Option<String> {
+    let (perft, ended, boards) = (s.perft?, s.games?, s.boards?);
+    (s.depth >= 1).then(|| format!("{} {perft} {ended} {boards}\n", s.depth))
+}
+
+/// Writes a row to stdout at once. A row that cannot be written ends the process (exit 1,
+/// the run's scratch removed; quietly for a broken pipe, whose reader has gone): the count
+/// cannot deliver its table.
+fn write_row(row: &str) {
+    let mut out = io::stdout().lock();
+    if let Err(e) = out.write_all(row.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            let _ = writeln!(io::stderr(), "error: cannot write to stdout: {e}");
+        }
+        crate::remove_scratch();
+        std::process::exit(1);
+    }
 }
 
 /// The summary of a table that reaches the end of every game (for stderr), or nothing.
@@ -123,6 +145,12 @@ fn json<T: Serialize>(value: &T) -> String {
 #[derive(Serialize)]
 struct PerftJson {
     depth: u32,
+    /// Wall-clock seconds of the count's depths.
+    seconds: f64,
+    /// The peak resident memory of the process, in bytes, as last read.
+    peak_memory_bytes: u64,
+    /// Bytes written to disk (partitions and checkpoints).
+    bytes_written: u64,
     rows: Vec<RowJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     games: Option<String>,
@@ -155,6 +183,15 @@ impl PerftJson {
         let w = table.whole_game;
         PerftJson {
             depth: problem.depth,
+            seconds: table.stats.iter().map(|s| s.seconds).sum(),
+            peak_memory_bytes: table
+                .stats
+                .iter()
+                .map(|s| s.peak_memory)
+                .max()
+                .unwrap_or(0)
+                .max(crate::peak_memory()),
+            bytes_written: table.stats.iter().map(|s| s.bytes_written).sum(),
             rows,
             games: w.map(|w| w.games.to_string()),
             longest: w.map(|w| w.longest),

@@ -563,6 +563,11 @@ impl Meta {
     }
 }
 
+/// This machine's CPU, described as [`Cpu::describe`] does.
+pub(crate) fn cpu_description() -> String {
+    Cpu::parse(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default()).describe()
+}
+
 /// The CPU, from `/proc/cpuinfo` (Linux; unknown elsewhere).
 #[derive(Debug, Default, PartialEq)]
 struct Cpu {

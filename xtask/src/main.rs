@@ -1,11 +1,12 @@
 //! Project automation: `cargo xtask verify`, `cargo xtask check`, `cargo xtask dist`,
-//! `cargo xtask bench`.
+//! `cargo xtask bench`, `cargo xtask tables`.
 //!
 //! Runs from the workspace root (found from this crate's manifest directory), whatever the
 //! current directory is.
 
 mod bench;
 mod check;
+mod tables;
 mod verify;
 
 use std::path::{Path, PathBuf};
@@ -30,6 +31,13 @@ Commands:
                          non-zero exit on any mismatch
   check                  every locked package builds with the workspace's rust-version, and
                          solver without its default `cli` feature pulls in no command-line crate
+  tables [--only NAME] [--minutes N]
+                         exact counts of the game into docs/tables/ (a page and a plot a
+                         board): every board of up to 9 cells to the end of every game; 2x5,
+                         2x6 and 3x4 for N/4 minutes each, the empty 4x4 and 5x5 for N minutes
+                         each (default 60), checkpointed in target/tables/ so that the next run
+                         resumes them; each cross-checked against the plain reference, with
+                         every partition on disk, and as 2 MPI ranks when mpirun is at hand
   dist                   build the solver to ship (profile `dist`: release with a
                          whole-program link): on Linux one statically linked binary, for
                          musl when its target is installed, else glibc; it starts faster than
@@ -60,6 +68,7 @@ fn main() -> Result<()> {
         Some("verify-mpi") => verify::run_mpi(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
         Some("check") => check::run(&args[1..]),
+        Some("tables") => tables::run(&root, &args[1..]),
         Some("dist") => {
             check_args("dist", &args[1..], &[], &[])?;
             println!("{}", build_dist(&root)?.display());

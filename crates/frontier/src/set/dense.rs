@@ -146,8 +146,8 @@ impl Dense {
         let slot = |h: u64| slot_of(h, shift, bits);
         let view = set.slot_view();
         let far = set.worth_prefetching();
+        let mask = <Self as Layout<K, C>>::capacity(set) - 1;
         let table: &mut [E] = bytemuck::cast_slice_mut(set.index.as_mut_slice());
-        let mask = table.len() - 1;
         let slots = set.slots.as_mut_slice();
         let mut len = set.len;
         for (j, item) in piece.iter().enumerate() {

@@ -41,7 +41,7 @@ impl Packed {
         assert!(
             k < Self::key_mask::<C>(),
             "a packed CountSet stores keys below 2^{} - 1",
-            Self::key_bits::<C>()
+            const { Self::key_bits::<C>() }
         );
         !k & Self::key_mask::<C>()
     }

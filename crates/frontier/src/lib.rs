@@ -11,7 +11,9 @@
 //!   1/2), and a `u32` key below 2^30 - 1 with a [`Count34`] shares one 64-bit word with it;
 //!   larger counts (lanes) are dense, in insertion order, behind an index table of `u16`s
 //!   (small tables) or `u32`s (load at most 1/4, or 1/2 in the largest tables). Read back in
-//!   slot order, whole or by ranges of slots.
+//!   slot order, whole or by ranges of slots. Each layout is a file of the `set` module
+//!   (`packed.rs`, `inline.rs`, `dense.rs`) behind one private trait; the types of the keys
+//!   and counts choose it at compile time ([`CountSet::PACKED`], [`CountSet::INLINE`]).
 //! * [`Frontier`]: `2^b` shards; a key's shard is the top `b` bits of its hash, so the shards
 //!   are independent: each can be filled by its own thread, in any order, with the same result.
 //! * [`MmapArray`]: the storage, anonymous memory maps (memmap2) whose pages cost nothing

@@ -1,5 +1,27 @@
-//! One shard: an open-addressing hash table of keys, each stored in its slot beside its
-//! [`Tally`] of path counts.
+//! One shard: an open-addressing hash table of keys, each stored beside its [`Tally`] of path
+//! counts, in the layout that the types of the keys and counts choose.
+//!
+//! # Layouts
+//!
+//! Each layout lives in its own file and implements the private [`Layout`] trait: what a set
+//! asks of its table (make it, insert a batch, look a key up, read it back by ranges of
+//! slots, say where a key's slot is). A set keeps three arrays; each layout uses the ones it
+//! names, and the others stay empty (an empty [`MmapArray`] maps nothing):
+//!
+//! | layout | chosen for | the table | the keys and counts |
+//! |---|---|---|---|
+//! | [`Packed`] (`packed.rs`) | [`CountSet::PACKED`] | `words` | in the table's words |
+//! | [`Inline`] (`inline.rs`) | [`CountSet::INLINE`], not packed | `slots` | in the table's slots |
+//! | [`Dense`] (`dense.rs`) | the others | `index` | `slots`, in insertion order |
+//!
+//! The choice is made at compile time: `with_layout!` branches on the constants
+//! [`CountSet::PACKED`] and [`CountSet::INLINE`], so each monomorphised copy of a method keeps
+//! one branch and calls its layout's code directly. The set itself keeps what every layout
+//! shares: the number of keys, the slot bits and the shift, batching inserts so that a batch
+//! never outgrows the table, growing, prefetching and iterating.
+//!
+//! The key is stored with its bits inverted in every layout, so that an all-zero slot is an
+//! empty one (see [`Slot`]).
 
 use std::ops::Range;
 
@@ -11,79 +33,97 @@ use crate::arena::{MmapArray, Prefault, Serial, Zeroer};
 use crate::hash::key_hash;
 use crate::prefetch::prefetch;
 
+mod dense;
+mod inline;
+mod packed;
+
+use dense::Dense;
+use inline::Inline;
+use packed::Packed;
+
 /// The smallest table.
 const MIN_SLOTS: usize = 16;
 
 /// How many items ahead [`CountSet::insert_many`] prefetches the table slot of an item.
 const SLOT_AHEAD: usize = 32;
 
-/// How many items ahead an insert into the dense layout prefetches the element a slot names.
-const ELEMENT_AHEAD: usize = 8;
-
 /// The size up to which a set's arrays are taken to stay in a core's caches (a private L2 of
 /// 1 MiB, or L2 and a share of L3): a prefetch into a set that size costs its instructions
 /// and brings nothing a load would wait for, so [`CountSet::worth_prefetching`] says no.
 const CACHED_BYTES: usize = 1 << 20;
 
-/// Table slots a key in the inline layout: the load factor stays at or below
-/// `1 / INLINE_SLOTS_PER_KEY`.
-const INLINE_SLOTS_PER_KEY: usize = 2;
+/// What a layout does with a set's arrays (see the module docs). Implemented by the
+/// zero-sized [`Packed`], [`Inline`] and [`Dense`]; private to this module and its files, so
+/// no other type implements it. Its functions take the whole set: the layout reads the slot
+/// bits and the shift, and keeps the number of keys as it inserts.
+trait Layout<K: Pod + Eq + Send + Sync, C: Tally> {
+    /// The most keys a table of `slots` slots holds before it grows.
+    fn max_keys(slots: usize) -> usize;
 
-/// Table slots (element numbers) a key in the dense layout: load at most 1/4 in a table of
-/// fewer than [`DENSE_LARGE_SLOTS`] slots, 1/2 from there. Within a core's caches, a key whose
-/// probe does not end at its first slot costs a mispredicted branch (the probe loop's exit),
-/// and the fewer collisions pay more than clearing twice the slots every depth does. Past a
-/// core's cache and before memory, a collision also costs a miss on another key's element. In
-/// a table far past the caches every probe misses anyway: there the smaller table (half the
-/// pages to fault, clear and map) pays more.
-const DENSE_SLOTS_PER_KEY: usize = 4;
+    /// Number of table slots.
+    fn capacity(set: &CountSet<K, C>) -> usize;
 
-/// The smallest dense table kept at load up to 1/2 again (16 MiB of element numbers).
-const DENSE_LARGE_SLOTS: usize = 1 << 22;
+    /// Makes the table an empty one of `slots` slots (cleared by `zero`) for `keys` keys
+    /// expected. The caller sets the slot bits.
+    fn make_table(set: &mut CountSet<K, C>, slots: usize, keys: usize, zero: &impl Zeroer);
 
-/// The most elements a dense table numbers in `u16`s (element 0, the sentinel, is not
-/// counted): a table of fewer keys takes half the bytes, and a set within a core's caches
-/// leaves more of them to its elements.
-const NARROW_KEYS: usize = u16::MAX as usize;
+    /// Adds to `job` the memory a table of `slots` slots made for `keys` keys takes.
+    fn prefault_into(set: &CountSet<K, C>, slots: usize, keys: usize, job: &mut Prefault);
 
-/// An element number of the dense layout's table: a `u16` in tables for at most
-/// [`NARROW_KEYS`] keys, else a `u32`. Sealed: only those two.
-trait ElementNumber: Pod + sealed::Sealed {
-    /// The number, as an index of the elements.
-    fn number(self) -> usize;
-    /// `e` as a number (it fits: the table is made for its elements).
-    fn of(e: usize) -> Self;
+    /// Puts the layout's arrays on huge pages from now on.
+    fn use_huge_pages(set: &mut CountSet<K, C>, zero: &impl Zeroer);
+
+    /// The address of the array whose entries a key's hash names, and the bytes of an entry:
+    /// what [`SlotView`] prefetches.
+    fn table(set: &CountSet<K, C>) -> (usize, usize);
+
+    /// Inserts `piece`, which has at most `max_keys(capacity) - len` items; when `PREFETCH`,
+    /// the slots of its first [`SLOT_AHEAD`] items have been prefetched, and the others are
+    /// prefetched [`SLOT_AHEAD`] items ahead (see [`prefetch_ahead`]).
+    fn insert_piece<T, const PREFETCH: bool>(
+        set: &mut CountSet<K, C>,
+        piece: &[T],
+        hash: &impl Fn(&T) -> u64,
+        key: &impl Fn(&T) -> K,
+        counts: &impl Fn(&T) -> C,
+    );
+
+    /// The counts of `key`, if present, in a set that holds a key.
+    fn get(set: &CountSet<K, C>, key: &K) -> Option<C>;
+
+    /// The number of slots the set is read back by ([`CountSet::slot_count`]).
+    fn slot_count(set: &CountSet<K, C>) -> usize;
+
+    /// The counts of the slots `slots` ([`CountSet::tallies`]).
+    fn tallies(set: &CountSet<K, C>, slots: Range<usize>) -> Tallies<'_, K, C>;
+
+    /// The counts in slot `i` of `tallies`.
+    fn tally(tallies: &Tallies<'_, K, C>, i: usize) -> C;
+
+    /// The next key of `entries`, with its slot's index within the range and its counts.
+    fn next_entry(entries: &mut Entries<'_, K, C>) -> Option<(usize, K, C)>;
 }
 
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for u16 {}
-    impl Sealed for u32 {}
+/// `$body` with `$L` the [`Layout`] that the types `$K` and `$C` choose: a branch on the
+/// constants [`CountSet::PACKED`] and [`CountSet::INLINE`], which folds away in each
+/// monomorphised copy.
+macro_rules! with_layout {
+    (<$K:ty, $C:ty> $L:ident => $body:expr) => {
+        if CountSet::<$K, $C>::PACKED {
+            type $L = Packed;
+            $body
+        } else if CountSet::<$K, $C>::INLINE {
+            type $L = Inline;
+            $body
+        } else {
+            type $L = Dense;
+            $body
+        }
+    };
 }
 
-impl ElementNumber for u16 {
-    #[inline(always)]
-    fn number(self) -> usize {
-        usize::from(self)
-    }
-    #[inline(always)]
-    fn of(e: usize) -> Self {
-        e as u16
-    }
-}
-
-impl ElementNumber for u32 {
-    #[inline(always)]
-    fn number(self) -> usize {
-        self as usize
-    }
-    #[inline(always)]
-    fn of(e: usize) -> Self {
-        e as u32
-    }
-}
-
-/// One slot of a [`CountSet`]'s table: empty, or a key with its counts.
+/// One slot of a [`CountSet`]: empty, or a key with its counts. The table in the inline
+/// layout, the elements in the dense one.
 ///
 /// The key is stored with every bit inverted, so that an all-zero slot (what a fresh page of
 /// memory holds, and what clearing writes) is an empty one, with zero counts ready to be
@@ -125,7 +165,7 @@ pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
 
 /// An open-addressing hash set of keys with [`Tally`] payloads (lanes of wrapping counters,
 /// say), merged by [`Tally::merge`] when a key is inserted again. Keys and counts are kept
-/// in slots, in one of three layouts chosen by the types of the keys and counts
+/// in one of three layouts chosen by the types of the keys and counts
 /// ([`CountSet::INLINE`], [`CountSet::PACKED`]):
 ///
 /// * **packed** (4-byte keys below `2^(64 - C::PACK_BITS) - 1` with counts that need only
@@ -136,20 +176,13 @@ pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
 ///   slot straddles two cache lines; not a `u32` key beside two `u32` lanes, 12 bytes): the
 ///   table is a power-of-two array of slots, each a key and its counts side by side, probed
 ///   linearly at load at most 1/2. An insert touches one slot (one cache line), whose address
-///   follows from the key's hash alone, so it can be prefetched. An all-zero slot is empty: a
-///   fresh map is an empty table, and an empty slot's counts are zero already, so a new key
-///   and a present one are merged the same way.
+///   follows from the key's hash alone, so it can be prefetched.
 /// * **dense** (larger counts, lanes, or slots of other sizes): the slots are dense, in
-///   insertion order, and the table is a power-of-two array of element numbers (0: empty;
-///   `u16`s in a table for at most 65 535 keys, half the bytes to cache, else
-///   `u32`s), probed linearly at load at most 1/4 below 2^22 slots (a collision costs a
-///   mispredicted branch, and past a core's cache a miss that a hit would not), 1/2 from
-///   there (far past the caches every probe misses anyway, and a smaller table is fewer
-///   pages to fault and clear). Large slots would make an inline table several times
-///   larger than the keys it holds, and clearing it between depths would cost more than the
-///   second cache miss (the key's element after its table slot) saves. Element 0 is the
-///   probe's sentinel: an insert writes its key there first, so an empty slot and the key's
-///   own slot end the probe on one comparison.
+///   insertion order, behind a power-of-two table of element numbers (`u16`s in a table
+///   for at most 65 535 keys, else `u32`s), probed linearly at load at most 1/4, or 1/2 in
+///   the largest tables. Large slots would make an inline table several times larger than
+///   the keys it holds, and clearing it between depths would cost more than the second
+///   cache miss (the key's element after its table slot) saves.
 ///
 /// In all three, the key is stored with its bits inverted, so that an all-zero slot is an
 /// empty one: the key with all bits set cannot be stored (inserting it panics).
@@ -168,7 +201,7 @@ pub struct CountSet<K: Pod + Eq, C: Tally> {
     /// Inline: the table. Dense: the elements, from element 1 (element 0 is the sentinel).
     slots: MmapArray<Slot<K, C>>,
     /// Dense only: the table of element numbers, `u32`s, or two `u16`s a `u32` while the table
-    /// is narrow ([`CountSet::narrow`]).
+    /// is narrow.
     index: MmapArray<u32>,
     /// Packed only: the table, one key and its count a word.
     words: MmapArray<u64>,
@@ -191,54 +224,14 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     pub const PACKED: bool =
         C::PACK_BITS > 0 && std::mem::size_of::<K>() == 4 && std::mem::size_of::<C>() == 8;
 
-    /// Packed: the low bits of a word that hold its key (inverted); the count is above them.
-    /// (Any width below 64 for the other layouts, which do not use it.)
-    const KEY_BITS: u32 = if Self::PACKED { 64 - C::PACK_BITS } else { 32 };
-
-    /// Packed: the key bits of a word.
-    pub(crate) const KEY_MASK: u64 = (1 << Self::KEY_BITS) - 1;
-
     /// Bytes a slot takes (a word in the packed layout; in the dense one, an element, without
     /// the index's `u32`s): what a memory estimate counts a key at.
     pub const SLOT_BYTES: usize = if Self::PACKED { 8 } else { std::mem::size_of::<Slot<K, C>>() };
 
-    /// Packed: the word bits of `key` (inverted, so that no key's word is zero).
-    ///
-    /// # Panics
-    /// If the key does not fit below the count's bits, or its bits there are all ones.
-    #[inline(always)]
-    fn packed_key(key: K) -> u64 {
-        let k = u64::from(bytemuck::cast::<K, u32>(key));
-        assert!(k < Self::KEY_MASK, "a packed CountSet stores keys below 2^{} - 1", Self::KEY_BITS);
-        !k & Self::KEY_MASK
-    }
-
-    /// Packed: a count's bits, to be added to a word's above its key.
-    #[inline(always)]
-    fn packed_count(count: C) -> u64 {
-        bytemuck::cast::<C, u64>(count) << Self::KEY_BITS
-    }
-
-    /// Packed: the key and count of a word (of an empty word, zero counts and a key that
-    /// means nothing).
-    #[inline(always)]
-    fn unpack(word: u64) -> (K, C) {
-        (
-            bytemuck::cast::<u32, K>((!word & Self::KEY_MASK) as u32),
-            bytemuck::cast::<u64, C>(word >> Self::KEY_BITS),
-        )
-    }
-
     /// The most keys a table of `slots` slots holds before it grows.
     #[inline(always)]
     fn max_keys(slots: usize) -> usize {
-        if Self::INLINE {
-            slots / INLINE_SLOTS_PER_KEY
-        } else if slots >= DENSE_LARGE_SLOTS {
-            slots / (DENSE_SLOTS_PER_KEY / 2)
-        } else {
-            slots / DENSE_SLOTS_PER_KEY
-        }
+        with_layout!(<K, C> L => <L as Layout<K, C>>::max_keys(slots))
     }
 
     /// The slots of a table made for `keys` keys: the smallest power of two that holds them.
@@ -294,37 +287,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
 
     /// Number of table slots (2 or 4 times the keys it holds before growing).
     pub fn capacity(&self) -> usize {
-        if Self::PACKED {
-            self.words.len()
-        } else if Self::INLINE {
-            self.slots.len()
-        } else if self.narrow() {
-            self.index.len() * 2
-        } else {
-            self.index.len()
-        }
-    }
-
-    /// Dense: whether a table of `slots` slots numbers its elements in `u16`s.
-    #[inline(always)]
-    fn narrow_for(slots: usize) -> bool {
-        Self::max_keys(slots) <= NARROW_KEYS
-    }
-
-    /// Dense: whether the table numbers its elements in `u16`s ([`NARROW_KEYS`]), from its
-    /// size (`bits`, set with the table).
-    #[inline(always)]
-    fn narrow(&self) -> bool {
-        Self::narrow_for(1 << self.bits)
-    }
-
-    /// Dense: the `u32`s that a table of `slots` slots takes.
-    fn index_words(slots: usize) -> usize {
-        if Self::narrow_for(slots) {
-            slots.div_ceil(2)
-        } else {
-            slots
-        }
+        with_layout!(<K, C> L => L::capacity(self))
     }
 
     /// Empties the set, with room for `keys` keys, and takes slot bits below the top `shift`
@@ -362,21 +325,11 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         self.len = 0;
     }
 
-    /// Makes the table an empty one of `slots` slots (cleared by `zero`); in the dense layout,
-    /// with room for as many elements as it takes keys, whose old contents are kept (the
-    /// caller may insert them again), and whose pages are pre-faulted for the `keys` keys
-    /// expected only (elements are written from the front: the others fault when written).
+    /// Makes the table an empty one of `slots` slots (cleared by `zero`) for `keys` keys
+    /// expected (see each layout's `make_table`).
     fn make_table(&mut self, slots: usize, keys: usize, zero: &impl Zeroer) {
         debug_assert!(slots.is_power_of_two());
-        if Self::PACKED {
-            self.words.resize_zeroed_with(slots, zero);
-        } else if Self::INLINE {
-            self.slots.resize_zeroed_with(slots, zero);
-        } else {
-            self.index.resize_zeroed_with(Self::index_words(slots), zero);
-            // Element 0 is the sentinel.
-            self.slots.resize_prefaulting(Self::max_keys(slots) + 1, keys + 1, zero);
-        }
+        with_layout!(<K, C> L => L::make_table(self, slots, keys, zero));
         self.bits = slots.trailing_zeros();
     }
 
@@ -386,29 +339,16 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// no map yet, and adds nothing.
     pub fn prefault_into(&self, keys: usize, job: &mut Prefault) {
         let slots = Self::slots_for(keys);
-        if Self::PACKED {
-            self.words.prefault_into(slots, job);
-        } else if Self::INLINE {
-            self.slots.prefault_into(slots, job);
-        } else {
-            self.index.prefault_into(Self::index_words(slots), job);
-            self.slots.prefault_into(keys + 1, job);
-        }
+        with_layout!(<K, C> L => L::prefault_into(self, slots, keys, job));
     }
 
     /// Puts the set's arrays on huge pages from now on ([`MmapArray::use_huge_pages`]): for a
     /// set about to grow large. Its keys and counts stay as they are.
     pub fn use_huge_pages(&mut self, zero: &impl Zeroer) {
-        if Self::PACKED {
-            self.words.use_huge_pages(zero);
-        } else if Self::INLINE {
-            self.slots.use_huge_pages(zero);
-        } else {
-            self.index.use_huge_pages(zero);
-            self.slots.use_huge_pages(zero);
-        }
+        with_layout!(<K, C> L => L::use_huge_pages(self, zero));
     }
 
+    /// The table slot where `key` goes first.
     #[inline(always)]
     fn slot(&self, key: &K) -> usize {
         slot_of(key_hash(key), self.shift, self.bits)
@@ -428,19 +368,12 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
 
     /// Where a key's table slot is, as a plain value: the one place that knows which array
     /// holds the slots (the slots themselves, the packed layout's words, or the dense layout's
-    /// element numbers). Other
-    /// threads may prefetch through it while this set is filled behind a lock (a set that
-    /// grows moves its table: a prefetch through an old view is then wasted, never wrong).
+    /// element numbers). Other threads may prefetch through it while this set is filled
+    /// behind a lock (a set that grows moves its table: a prefetch through an old view is
+    /// then wasted, never wrong).
     #[inline(always)]
     pub fn slot_view(&self) -> SlotView {
-        let (base, size) = if Self::PACKED {
-            (self.words.as_slice().as_ptr() as usize, 8)
-        } else if Self::INLINE {
-            (self.slots.as_slice().as_ptr() as usize, std::mem::size_of::<Slot<K, C>>())
-        } else {
-            let size = if self.narrow() { std::mem::size_of::<u16>() } else { std::mem::size_of::<u32>() };
-            (self.index.as_slice().as_ptr() as usize, size)
-        };
+        let (base, size) = with_layout!(<K, C> L => L::table(self));
         SlotView { base, size, shift: self.shift, bits: self.bits }
     }
 
@@ -489,6 +422,8 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         self.insert_all::<T, false>(items, &hash, &key, &counts);
     }
 
+    /// Inserts `items` in pieces that cannot outgrow the table, growing it between them; the
+    /// layout inserts each piece ([`Layout::insert_piece`]).
     #[inline(always)]
     fn insert_all<T, const PREFETCH: bool>(
         &mut self,
@@ -508,10 +443,10 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
             let (piece, tail) = rest.split_at(room.min(rest.len()));
             if PREFETCH {
                 // The first items' slots are fetched at once; the others a fixed distance
-                // ahead of the item being inserted (see `insert_piece`).
+                // ahead of the item being inserted (see `prefetch_ahead`).
                 self.prefetch_items(&piece[..piece.len().min(SLOT_AHEAD)], hash);
             }
-            self.insert_piece::<T, PREFETCH>(piece, hash, key, counts);
+            with_layout!(<K, C> L => L::insert_piece::<T, PREFETCH>(self, piece, hash, key, counts));
             rest = tail;
         }
     }
@@ -524,175 +459,12 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         }
     }
 
-    /// Inserts `piece`, which has at most `max_keys(capacity) - len` items, whose table slots
-    /// were prefetched.
-    #[inline(always)]
-    fn insert_piece<T, const PREFETCH: bool>(
-        &mut self,
-        piece: &[T],
-        hash: &impl Fn(&T) -> u64,
-        key: &impl Fn(&T) -> K,
-        counts: &impl Fn(&T) -> C,
-    ) {
-        if !Self::INLINE {
-            return if self.narrow() {
-                self.insert_dense::<T, u16, PREFETCH>(piece, hash, key, counts)
-            } else {
-                self.insert_dense::<T, u32, PREFETCH>(piece, hash, key, counts)
-            };
-        }
-        let (bits, shift) = (self.bits, self.shift);
-        let slot = |h: u64| slot_of(h, shift, bits);
-        let view = self.slot_view();
-        let mask = self.capacity() - 1;
-        let slots = self.slots.as_mut_slice();
-        let words = self.words.as_mut_slice();
-        let empty = K::zeroed();
-        let mut len = self.len;
-        for (j, item) in piece.iter().enumerate() {
-            if PREFETCH {
-                // The slot of the item `SLOT_AHEAD` places on: it arrives before that item
-                // goes in.
-                if let Some(ahead) = piece.get(j + SLOT_AHEAD) {
-                    view.prefetch_hash(hash(ahead));
-                }
-            }
-            if Self::PACKED {
-                let s = Self::packed_key(key(item));
-                let mut i = slot(hash(item));
-                // As inline, below: an empty word is zero, a full one has its key bits.
-                while words[i] & Self::KEY_MASK != s && words[i] != 0 {
-                    i = (i + 1) & mask;
-                }
-                let word = words[i];
-                len += (word == 0) as usize;
-                words[i] = (word | s).wrapping_add(Self::packed_count(counts(item)));
-                continue;
-            }
-            let s = stored(key(item));
-            let mut i = slot(hash(item));
-            // Probe until the key's slot or an empty one: the first slot, almost always (load
-            // <= 1/2).
-            while slots[i].stored != s && slots[i].stored != empty {
-                i = (i + 1) & mask;
-            }
-            // Found or new, without a branch (which would be mispredicted for a good share of
-            // the inserts): an empty slot's counts are zero, so adding works for both.
-            let slot = &mut slots[i];
-            len += (slot.stored == empty) as usize;
-            slot.stored = s;
-            slot.count = slot.count.merge(counts(item));
-        }
-        self.len = len;
-    }
-
-    /// [`CountSet::insert_piece`] in the dense layout, whose table holds element numbers of
-    /// type `E` (the set's: `u16` when [`CountSet::narrow`]).
-    #[inline(always)]
-    fn insert_dense<T, E: ElementNumber, const PREFETCH: bool>(
-        &mut self,
-        piece: &[T],
-        hash: &impl Fn(&T) -> u64,
-        key: &impl Fn(&T) -> K,
-        counts: &impl Fn(&T) -> C,
-    ) {
-        let (bits, shift) = (self.bits, self.shift);
-        let slot = |h: u64| slot_of(h, shift, bits);
-        let view = self.slot_view();
-        let far = self.worth_prefetching();
-        let mask = self.capacity() - 1;
-        let table: &mut [E] = bytemuck::cast_slice_mut(self.index.as_mut_slice());
-        let slots = self.slots.as_mut_slice();
-        let mut len = self.len;
-        for (j, item) in piece.iter().enumerate() {
-            if PREFETCH {
-                // The slot of the item `SLOT_AHEAD` places on: it arrives before that item
-                // goes in, and before the item `ELEMENT_AHEAD` places before it reads it.
-                if let Some(ahead) = piece.get(j + SLOT_AHEAD) {
-                    view.prefetch_hash(hash(ahead));
-                }
-            }
-            // The element a slot names is a second, dependent miss: fetch the one of an item a
-            // little ahead (the last item, near the end), whose slot has arrived (prefetched
-            // with its hash). No bounds check: a prefetch reads nothing.
-            if far {
-                let ahead = &piece[(j + ELEMENT_AHEAD).min(piece.len() - 1)];
-                prefetch(slots.as_ptr().wrapping_add(table[slot(hash(ahead))].number()));
-            }
-            let s = stored(key(item));
-            let mut i = slot(hash(item));
-            // Probe until the key's slot or an empty one (whose element 0 holds the key): the
-            // first slot, mostly (load <= 1/4, or 1/2 in the largest tables).
-            slots[0].stored = s;
-            while slots[table[i].number()].stored != s {
-                i = (i + 1) & mask;
-            }
-            // Found or new, without a branch: a new key takes element `len + 1` and starts from
-            // zero counts. The piece fits, so that element is in bounds either way, and its
-            // number fits an `E`.
-            let found = table[i].number();
-            let fresh = found == 0;
-            let e = if fresh { len + 1 } else { found };
-            table[i] = E::of(e);
-            let element = &mut slots[e];
-            element.stored = s;
-            element.count = element.count.merge_or_start(counts(item), fresh);
-            len += fresh as usize;
-        }
-        self.len = len;
-    }
-
     /// The counts of `key`, if present.
     pub fn get(&self, key: &K) -> Option<C> {
         if self.len == 0 {
             return None;
         }
-        if Self::PACKED {
-            return self.iter_from(self.slot(key)).find(|(k, _)| k == key).map(|(_, c)| c);
-        }
-        let s = invert(*key);
-        let mask = self.capacity() - 1;
-        let mut i = self.slot(key);
-        let slots = self.slots.as_slice();
-        loop {
-            let slot = if Self::INLINE {
-                &slots[i]
-            } else {
-                match self.element_at(i) {
-                    0 => return None,
-                    e => &slots[e],
-                }
-            };
-            if slot.is_empty() {
-                return None;
-            }
-            if slot.stored == s {
-                return Some(slot.count);
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
-    /// Dense: the element number in table slot `i`.
-    fn element_at(&self, i: usize) -> usize {
-        let words = self.index.as_slice();
-        if self.narrow() {
-            bytemuck::cast_slice::<u32, u16>(words)[i].number()
-        } else {
-            words[i].number()
-        }
-    }
-
-    /// The keys and counts from table slot `i` on, up to the first empty one (a probe's
-    /// path), in the packed layout.
-    fn iter_from(&self, mut i: usize) -> impl Iterator<Item = (K, C)> + '_ {
-        let words = self.words.as_slice();
-        let mask = words.len() - 1;
-        std::iter::from_fn(move || {
-            let word = words[i];
-            i = (i + 1) & mask;
-            (word != 0).then(|| Self::unpack(word))
-        })
+        with_layout!(<K, C> L => L::get(self, key))
     }
 
     /// Doubles the table and inserts the keys again, in the order they are read back (so the
@@ -707,28 +479,12 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
         self.insert_all::<_, true>(&keys, &|r| key_hash(&r.0), &|r| r.0, &|r| r.1);
     }
 
-    /// The slots: the whole table, empty slots included, in the inline layout; the elements,
-    /// in insertion order, in the dense one (none in the packed one).
-    pub(crate) fn slots(&self) -> &[Slot<K, C>] {
-        if Self::PACKED {
-            &[]
-        } else if Self::INLINE {
-            self.slots.as_slice()
-        } else {
-            self.slots.as_slice().get(1..=self.len).unwrap_or_default()
-        }
-    }
-
     /// The number of slots, for reading the set in pieces (ranges of slots), say one piece a
     /// thread ([`CountSet::entries`], [`CountSet::tallies`]): the whole table, empty slots
     /// included, in the inline and packed layouts; the elements, in insertion order, in the
     /// dense one.
     pub fn slot_count(&self) -> usize {
-        if Self::PACKED {
-            self.words.len()
-        } else {
-            self.slots().len()
-        }
+        with_layout!(<K, C> L => L::slot_count(self))
     }
 
     /// The stored keys and their counts, in table order.
@@ -744,11 +500,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     /// If the range is not within the table.
     #[inline(always)]
     pub fn tallies(&self, slots: Range<usize>) -> Tallies<'_, K, C> {
-        if Self::PACKED {
-            Tallies { slots: &[], words: &self.words.as_slice()[slots] }
-        } else {
-            Tallies { slots: &self.slots()[slots], words: &[] }
-        }
+        with_layout!(<K, C> L => L::tallies(self, slots))
     }
 
     /// The keys stored in the table slots `slots` (a range of [`CountSet::slot_count`]), each
@@ -763,6 +515,22 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
     pub fn entries(&self, slots: Range<usize>) -> Entries<'_, K, C> {
         let Tallies { slots, words } = self.tallies(slots);
         Entries { slots, words, block: 0, next_block: 0, occupied: 0 }
+    }
+}
+
+/// When `PREFETCH`, prefetches through `view` the table slot of the item [`SLOT_AHEAD`]
+/// places after item `j` of `piece`: it arrives before that item goes in.
+#[inline(always)]
+fn prefetch_ahead<T, const PREFETCH: bool>(
+    view: &SlotView,
+    piece: &[T],
+    j: usize,
+    hash: &impl Fn(&T) -> u64,
+) {
+    if PREFETCH {
+        if let Some(ahead) = piece.get(j + SLOT_AHEAD) {
+            view.prefetch_hash(hash(ahead));
+        }
     }
 }
 
@@ -782,11 +550,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Tallies<'_, K, C> {
     /// If `i` is not within the range.
     #[inline(always)]
     pub fn get(&self, i: usize) -> C {
-        if CountSet::<K, C>::PACKED {
-            CountSet::<K, C>::unpack(self.words[i]).1
-        } else {
-            self.slots[i].count
-        }
+        with_layout!(<K, C> L => L::tally(self, i))
     }
 }
 
@@ -806,43 +570,33 @@ pub struct Entries<'a, K, C> {
     occupied: u64,
 }
 
-impl<'a, K: Pod + Eq + Send + Sync, C: Tally> Iterator for Entries<'a, K, C> {
-    type Item = (usize, K, C);
-
+impl<K, C> Entries<'_, K, C> {
+    /// The index of the next slot of `table` (the range's slots, or its words) that `full`
+    /// says holds a key: read 64 slots at a time into `occupied`, without a branch.
     #[inline(always)]
-    fn next(&mut self) -> Option<Self::Item> {
-        let packed = CountSet::<K, C>::PACKED;
-        if !CountSet::<K, C>::INLINE {
-            let i = self.next_block;
-            let slot = self.slots.get(i)?;
-            self.next_block = i + 1;
-            return Some((i, invert(slot.stored), slot.count));
-        }
+    fn next_full<S>(&mut self, table: &[S], full: impl Fn(&S) -> bool) -> Option<usize> {
         while self.occupied == 0 {
-            let len = if packed { self.words.len() } else { self.slots.len() };
-            if self.next_block >= len {
+            if self.next_block >= table.len() {
                 return None;
             }
             let mut occupied = 0u64;
-            if packed {
-                for (j, &w) in self.words[self.next_block..].iter().take(64).enumerate() {
-                    occupied |= u64::from(w != 0) << j;
-                }
-            } else {
-                for (j, s) in self.slots[self.next_block..].iter().take(64).enumerate() {
-                    occupied |= u64::from(!s.is_empty()) << j;
-                }
+            for (j, s) in table[self.next_block..].iter().take(64).enumerate() {
+                occupied |= u64::from(full(s)) << j;
             }
             (self.block, self.next_block, self.occupied) = (self.next_block, self.next_block + 64, occupied);
         }
         let i = self.block + self.occupied.trailing_zeros() as usize;
         self.occupied &= self.occupied - 1;
-        if packed {
-            let (k, c) = CountSet::<K, C>::unpack(self.words[i]);
-            return Some((i, k, c));
-        }
-        let slot = &self.slots[i];
-        Some((i, invert(slot.stored), slot.count))
+        Some(i)
+    }
+}
+
+impl<K: Pod + Eq + Send + Sync, C: Tally> Iterator for Entries<'_, K, C> {
+    type Item = (usize, K, C);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        with_layout!(<K, C> L => L::next_entry(self))
     }
 }
 
@@ -898,6 +652,7 @@ pub(crate) fn slot_of(hash: u64, shift: u32, bits: u32) -> usize {
 mod tests {
     use super::*;
     use crate::Count34;
+    use proptest::prelude::*;
     use std::collections::HashMap;
 
     #[test]
@@ -907,6 +662,17 @@ mod tests {
             let at = v.slot_address(hash);
             assert_eq!(at, IDLE_LINE.as_ptr() as usize);
         }
+    }
+
+    /// Each type the tests use takes the layout they expect.
+    #[test]
+    fn the_types_choose_the_layout() {
+        const { assert!(CountSet::<u32, Count34>::PACKED && CountSet::<u32, Count34>::INLINE) };
+        const { assert!(!CountSet::<u64, Count34>::PACKED && CountSet::<u64, Count34>::INLINE) };
+        const { assert!(!CountSet::<u32, [u32; 2]>::PACKED && !CountSet::<u32, [u32; 2]>::INLINE) };
+        // Inline for one lane; dense for two beside a `u32` key (a 12-byte slot).
+        const { assert!(CountSet::<u32, [u32; 1]>::INLINE && CountSet::<u64, [u32; 2]>::INLINE) };
+        const { assert!(CountSet::<u32, u64>::INLINE && !CountSet::<u32, [u32; 4]>::INLINE) };
     }
 
     /// A set put on huge pages keeps its keys and counts, in every layout, and goes on
@@ -933,7 +699,7 @@ mod tests {
     }
 
     /// Random inserts with many repeats, in a set of lanes `[u32; L]`: dense for `L > 2`.
-    fn merges_like_a_hashmap<const L: usize>() {
+    pub(super) fn merges_like_a_hashmap<const L: usize>() {
         let mut set = CountSet::<u64, [u32; L]>::new(0);
         assert_eq!(CountSet::<u64, [u32; L]>::INLINE, L <= 2);
         let mut map: HashMap<u64, [u32; L]> = HashMap::new();
@@ -966,42 +732,6 @@ mod tests {
         assert_eq!(set.get(&u64::MAX), None);
     }
 
-    #[test]
-    fn inline_sets_merge_like_a_hashmap() {
-        merges_like_a_hashmap::<1>();
-        merges_like_a_hashmap::<2>();
-    }
-
-    #[test]
-    fn dense_sets_merge_like_a_hashmap() {
-        merges_like_a_hashmap::<3>();
-        merges_like_a_hashmap::<8>();
-    }
-
-    #[test]
-    fn dense_tables_grow_one_key_at_a_time() {
-        // Made small, grown one key at a time (load up to 1/4 all the way), then made large
-        // at once.
-        let mut set = CountSet::<u32, [u32; 4]>::new(0);
-        for round in 0..2u32 {
-            for k in 0..100_000u32 {
-                set.insert(k.wrapping_mul(0x9E37_79B9), &[k, round, 1, 0]);
-                if k < 1000 {
-                    assert!(set.len() * 4 <= set.capacity(), "{k}");
-                }
-            }
-            assert_eq!(set.len(), 100_000);
-            assert!(set.capacity() > 1 << 16 && set.len() * 4 <= set.capacity());
-        }
-        for k in (0..100_000u32).step_by(997) {
-            assert_eq!(set.get(&k.wrapping_mul(0x9E37_79B9)), Some([2 * k, 1, 2, 0]));
-        }
-        set.clear_for(200_000);
-        assert!(set.is_empty() && set.capacity() >= 800_000);
-        set.insert(5, &[1; 4]);
-        assert_eq!((set.len(), set.get(&5)), (1, Some([1; 4])));
-    }
-
     /// A set is prefetched into only once its arrays pass `CACHED_BYTES`: every key is kept
     /// either way, on both sides of the line (one key at a time, and a batch at once).
     #[test]
@@ -1023,63 +753,6 @@ mod tests {
         for j in (0..2 * k).step_by(31) {
             let old = if j < k { [j + 1, 1, 0, 0, 0, 0, 0, 3] } else { [1, 0, 0, 0, 0, 0, 0, 1] };
             assert_eq!(set.get(&key(j)), Some(old), "{j}");
-        }
-    }
-
-    /// Dense tables for up to `NARROW_KEYS` keys number their elements in `u16`s, in half the
-    /// bytes; a set that grows past them numbers them in `u32`s from then on, every key kept.
-    #[test]
-    fn small_dense_tables_number_elements_in_u16s() {
-        type Dense = CountSet<u32, [u32; 4]>;
-        let mut set = Dense::new(0);
-        set.clear_for(1000);
-        assert!(set.narrow());
-        assert_eq!(
-            set.bytes(),
-            set.capacity() * 2 + set.slots.len() * std::mem::size_of::<Slot<u32, [u32; 4]>>()
-        );
-        let key = |k: u32| k.wrapping_mul(0x9E37_79B9);
-        let mut k = 0;
-        while set.narrow() {
-            set.insert(key(k), &[k, 1, 0, 0]);
-            k += 1;
-            assert_eq!(set.len(), k as usize);
-        }
-        // The last narrow table held as many keys as it may, all numbered in `u16`s.
-        assert_eq!(Dense::max_keys(set.capacity() / 2) as u32, k - 1);
-        assert!((k - 1) as usize <= NARROW_KEYS && Dense::max_keys(set.capacity()) > NARROW_KEYS);
-        for j in 0..k + 40_000 {
-            set.insert(key(j), &[j, 1, 0, 0]);
-        }
-        for j in 0..k + 40_000 {
-            let twice = if j < k { 2 } else { 1 };
-            assert_eq!(set.get(&key(j)), Some([j * twice, twice, 0, 0]), "{j}");
-        }
-        // Cleared for few keys, the table is small and narrow again.
-        set.clear_for(100);
-        assert!(set.narrow() && set.is_empty());
-        set.insert(key(7), &[1; 4]);
-        assert_eq!(set.get(&key(7)), Some([1; 4]));
-    }
-
-    /// A dense table past `DENSE_LARGE_SLOTS` is at load up to 1/2 again: made for 1.5 M keys,
-    /// it has 2^22 slots (1/4 would take 2^23), and holds them. No table size holds fewer
-    /// keys than the one below it, so `slots_for` finds the smallest that fits.
-    #[test]
-    fn large_dense_tables_go_back_to_load_one_half() {
-        type Dense = CountSet<u32, [u32; 4]>;
-        const { assert!(!Dense::INLINE) };
-        for bits in 4..40 {
-            assert!(Dense::max_keys(1 << bits) <= Dense::max_keys(1 << (bits + 1)), "{bits}");
-        }
-        let mut set = Dense::new(0);
-        set.clear_for(1_500_000);
-        assert_eq!(set.capacity(), DENSE_LARGE_SLOTS);
-        let keys = (0..1_500_000u32).map(|k| (k.wrapping_mul(0x9E37_79B9), [k, 1, 0, 0]));
-        set.insert_many(&keys.collect::<Vec<_>>(), |r| r.0, |r| r.1);
-        assert_eq!((set.len(), set.capacity()), (1_500_000, DENSE_LARGE_SLOTS));
-        for k in (0..1_500_000u32).step_by(9_973) {
-            assert_eq!(set.get(&k.wrapping_mul(0x9E37_79B9)), Some([k, 1, 0, 0]));
         }
     }
 
@@ -1147,64 +820,84 @@ mod tests {
         slots_hold_every_key_once([1; 2], |c| c[1].into());
         slots_hold_every_key_once([1; 5], |c| c[4].into());
         slots_hold_every_key_once(Count34::new(1), Count34::get);
-        const { assert!(CountSet::<u32, Count34>::PACKED && !CountSet::<u32, [u32; 2]>::PACKED) };
-        // Inline for one lane; dense for two beside a `u32` key (a 12-byte slot).
-        const { assert!(CountSet::<u32, [u32; 1]>::INLINE && !CountSet::<u32, [u32; 2]>::INLINE) };
-        const { assert!(CountSet::<u64, [u32; 2]>::INLINE) };
     }
 
-    #[test]
-    fn packed_sets_merge_like_a_hashmap_modulo_2_34() {
-        let mut set = CountSet::<u32, Count34>::new(0);
-        let mut map: HashMap<u32, u64> = HashMap::new();
-        let mut x = 1u64;
-        for i in 0..50_000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            // Many repeats, and counts above 2^34 too: only their low 34 bits count.
-            let k = (x >> 50) as u32;
-            let add = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            set.insert(k, &Count34::new(add));
-            let e = map.entry(k).or_insert(0);
-            *e = e.wrapping_add(add);
+    /// What a model test does to a set.
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// Inserts the keys with their counts: one at a time (0), in one batch (1), or in
+        /// one batch whose slots are prefetched first (2).
+        Insert(Vec<(u32, u32)>, u8),
+        /// Empties the set, with room for this many keys.
+        Clear(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            8 => (prop::collection::vec((0u32..3000, any::<u32>()), 0..400), 0u8..3)
+                .prop_map(|(items, how)| Op::Insert(items, how)),
+            1 => (0usize..5000).prop_map(Op::Clear),
+        ]
+    }
+
+    /// Runs `ops` on a set of keys `K` and counts `C` (made from the op's numbers by `key`
+    /// and `count`) and on a `HashMap`, and compares the two after each op: the number of
+    /// keys, each key's counts, and the keys read back whole and by two ranges.
+    fn matches_a_hashmap<K, C>(shift: u32, ops: &[Op], key: impl Fn(u32) -> K, count: impl Fn(u32) -> C)
+    where
+        K: Pod + Eq + Send + Sync + std::hash::Hash + std::fmt::Debug,
+        C: Tally + PartialEq + std::fmt::Debug,
+    {
+        let mut set = CountSet::<K, C>::new(shift);
+        let mut model: HashMap<K, C> = HashMap::new();
+        for op in ops {
+            match op {
+                Op::Insert(items, how) => {
+                    let items: Vec<(K, C)> = items.iter().map(|&(k, c)| (key(k), count(c))).collect();
+                    match how {
+                        0 => items.iter().for_each(|(k, c)| set.insert(*k, c)),
+                        1 => set.insert_many(&items, |r| r.0, |r| r.1),
+                        _ => {
+                            items.iter().for_each(|(k, _)| set.prefetch(k));
+                            set.insert_prefetched(&items, |r| key_hash(&r.0), |r| r.0, |r| r.1);
+                        }
+                    }
+                    for (k, c) in items {
+                        let e = model.entry(k).or_insert_with(C::zero);
+                        *e = e.merge(c);
+                    }
+                }
+                Op::Clear(keys) => {
+                    set.clear_for(*keys);
+                    model.clear();
+                    assert!(set.len() <= CountSet::<K, C>::max_keys(set.capacity()));
+                }
+            }
+            assert_eq!(set.len(), model.len());
+            for (k, c) in &model {
+                assert_eq!(set.get(k).as_ref(), Some(c), "{k:?}");
+            }
+            let cut = set.slot_count() / 3;
+            let mut seen: Vec<(K, C)> = set.entries(0..cut).map(|(_, k, c)| (k, c)).collect();
+            seen.extend(set.entries(cut..set.slot_count()).map(|(_, k, c)| (k, c)));
+            assert_eq!(seen.len(), model.len());
+            assert!(seen.iter().all(|(k, c)| model.get(k) == Some(c)));
+            assert!(set.iter().eq(seen.iter().copied()));
         }
-        assert_eq!(set.len(), map.len());
-        for (k, c) in set.iter() {
-            assert_eq!(c.get(), map[&k] % (1 << 34));
-            assert_eq!(set.get(&k), Some(c));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Every layout against a plain `HashMap`: packed, inline (`u64` and `[u32; 2]`
+        /// counts) and dense (small and large keys), their tables grown and cleared.
+        #[test]
+        fn every_layout_matches_a_hashmap(shift in 0u32..9, ops in prop::collection::vec(op(), 1..24)) {
+            matches_a_hashmap(shift, &ops, |k| k, |c| Count34::new(u64::from(c) << 20));
+            matches_a_hashmap(shift, &ops, |k| u64::from(k).wrapping_mul(0x9E37_79B9_7F4A_7C15), u64::from);
+            matches_a_hashmap(shift, &ops, |k| u64::from(k) << 40, |c| [c, !c]);
+            matches_a_hashmap(shift, &ops, |k| k.wrapping_mul(0x9E37_79B9), |c| [c, c >> 3, 1]);
+            matches_a_hashmap(shift, &ops, |k| [k, !k, 7], |c| [c; 8]);
         }
-        // The keys at the ends of the range: 0, and 2^30 - 2.
-        set.clear_for(10);
-        assert!(set.is_empty() && set.get(&3).is_none());
-        set.insert(0, &Count34::new(1));
-        set.insert((1 << 30) - 2, &Count34::new(u64::MAX));
-        assert_eq!(set.get(&0), Some(Count34::new(1)));
-        assert_eq!(set.get(&((1 << 30) - 2)).map(Count34::get), Some((1 << 34) - 1));
-        assert_eq!(set.get(&((1 << 30) - 1)), None);
-    }
-
-    #[test]
-    #[should_panic(expected = "below 2^30 - 1")]
-    fn a_packed_set_refuses_a_key_above_its_bits() {
-        let mut set = CountSet::<u32, Count34>::new(0);
-        set.insert(1 << 30, &Count34::new(1));
-    }
-
-    /// The largest 30-bit key would be stored as zero bits: an empty word.
-    #[test]
-    #[should_panic(expected = "below 2^30 - 1")]
-    fn a_packed_set_refuses_the_key_whose_bits_are_all_ones() {
-        let mut set = CountSet::<u32, Count34>::new(0);
-        set.insert((1 << 30) - 1, &Count34::new(1));
-    }
-
-    #[test]
-    fn u64_tallies_carry() {
-        let mut set = CountSet::<u32, u64>::new(0);
-        set.insert(5, &u64::from(u32::MAX));
-        set.insert(5, &1);
-        set.insert(6, &u64::MAX);
-        set.insert(6, &2);
-        assert_eq!(set.get(&5), Some(1u64 << 32));
-        assert_eq!(set.get(&6), Some(1));
     }
 }

@@ -32,7 +32,7 @@ impl Generate {
 
 /// The text of `what`, made from the current options.
 pub fn generate(what: Generate) -> Vec<u8> {
-    let mut cmd = Args::command();
+    let cmd = Args::command();
     let mut out = Vec::new();
     let shell = match what {
         Generate::Man => {
@@ -43,6 +43,17 @@ pub fn generate(what: Generate) -> Vec<u8> {
         Generate::Zsh => Shell::Zsh,
         Generate::Fish => Shell::Fish,
     };
-    clap_complete::generate(shell, &mut cmd, "solver", &mut out);
+    let mut shown = without_hidden(&cmd);
+    clap_complete::generate(shell, &mut shown, "solver", &mut out);
     out
+}
+
+/// `cmd` with only the options `--help` lists: the completions of some shells would offer
+/// hidden ones too (`--generate`, and `--mpi` in a build without MPI).
+fn without_hidden(cmd: &clap::Command) -> clap::Command {
+    let shown = cmd.get_arguments().filter(|a| !a.is_hide_set()).cloned();
+    clap::Command::new("solver")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about(cmd.get_about().cloned().unwrap_or_default())
+        .args(shown)
 }

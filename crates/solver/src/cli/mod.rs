@@ -458,3 +458,33 @@ fn finish(
     };
     written.map_err(Failed::Stdout)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_arguments_are_clap_defaults() {
+        assert_eq!(Args::default(), Args::parse_from(["solver"]));
+    }
+
+    #[test]
+    fn sizes_and_threads_are_checked() {
+        assert_eq!(parse_size("64M"), Ok(64 << 20));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("0").is_err() && parse_size("12Q").is_err() && parse_size("-1M").is_err());
+        assert_eq!((parse_reserve("0"), parse_reserve("2G")), (Ok(0), Ok(2 << 30)));
+        assert!(parse_reserve("-1").is_err() && parse_reserve("lots").is_err());
+        assert_eq!(parse_threads("1024"), Ok(1024));
+        assert!(parse_threads("0").unwrap_err().contains("at least"));
+        assert!(parse_threads("100000").unwrap_err().contains("at most 1024"));
+        assert!(parse_threads("x").is_err());
+    }
+
+    #[test]
+    fn stats_internals_count_boards_as_stats_do() {
+        let args = Args::parse_from(["solver", "--stats-internals"]);
+        assert!(args.any_stats() && options(&args).count_boards);
+    }
+}

@@ -78,14 +78,14 @@ pub fn deliver(out: io::Result<Stdout>, bytes: &[u8]) -> ExitCode {
 
 /// One `depth answer` line of `--all-depths`, written and flushed at once (a reader sees each
 /// depth as it ends).
-pub fn depth_line(out: &mut File, depth: u32, answer: u32) -> io::Result<()> {
+pub fn depth_line(out: &mut impl Write, depth: u32, answer: u32) -> io::Result<()> {
     writeln!(out, "{depth} {answer}").and_then(|()| out.flush())
 }
 
 /// The `--all-depths` lines of the depths after `from` up to `to`, all with `answer` (every
 /// path ended before them): written as they are made, never held, so that any depth up to
 /// 2^32 - 1 takes the same memory; a reader that stops reading ends it (a broken pipe).
-pub fn remaining_lines(out: &mut File, from: u32, to: u32, answer: u32) -> io::Result<()> {
+pub fn remaining_lines(out: &mut impl Write, from: u32, to: u32, answer: u32) -> io::Result<()> {
     if from >= to {
         return Ok(());
     }
@@ -111,12 +111,11 @@ mod tests {
 
     #[test]
     fn remaining_lines_count_from_the_next_depth() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out");
-        let mut f = File::create(&path).unwrap();
-        remaining_lines(&mut f, 2, 5, 7).unwrap();
-        remaining_lines(&mut f, 5, 5, 7).unwrap();
-        remaining_lines(&mut f, u32::MAX, u32::MAX, 7).unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "3 7\n4 7\n5 7\n");
+        let mut out = Vec::new();
+        remaining_lines(&mut out, 2, 5, 7).unwrap();
+        remaining_lines(&mut out, 5, 5, 7).unwrap();
+        remaining_lines(&mut out, u32::MAX, u32::MAX, 7).unwrap();
+        depth_line(&mut out, 6, 8).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "3 7\n4 7\n5 7\n6 8\n");
     }
 }

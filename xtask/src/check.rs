@@ -11,7 +11,8 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 
 /// Crates only the `solver` crate's `cli` feature may bring in.
-const CLI_ONLY: [&str; 4] = ["clap", "indicatif", "serde_json", "parse-size"];
+const CLI_ONLY: [&str; 7] =
+    ["clap", "clap_complete", "clap_mangen", "terminal_size", "indicatif", "serde_json", "parse-size"];
 
 /// Runs both checks; an error names every package that breaks one.
 pub fn run(args: &[String]) -> Result<()> {

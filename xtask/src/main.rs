@@ -1,11 +1,12 @@
 //! Project automation: `cargo xtask verify`, `cargo xtask check`, `cargo xtask dist`,
-//! `cargo xtask bench`, `cargo xtask tables`.
+//! `cargo xtask bench`, `cargo xtask man`, `cargo xtask tables`.
 //!
 //! Runs from the workspace root (found from this crate's manifest directory), whatever the
 //! current directory is.
 
 mod bench;
 mod check;
+mod man;
 mod tables;
 mod verify;
 
@@ -42,6 +43,10 @@ Commands:
                          whole-program link): on Linux one statically linked binary, for
                          musl when its target is installed, else glibc; it starts faster than
                          the dynamically linked one of `cargo build`; prints its path
+  man --out DIR          build the release solver and write its manual page and shell
+                         completions, made from its options, into DIR: solver.1 (man),
+                         solver.bash, _solver (zsh), solver.fish; docs/guide.md says where
+                         each is installed
   bench [--quick] [--runs N] [--only NAME] [--baseline PATH]
                          whole-process timings of the dist binary beside the C++ yardstick
                          (../shared/anchor when present); every row is appended as one JSON
@@ -68,6 +73,7 @@ fn main() -> Result<()> {
         Some("verify-mpi") => verify::run_mpi(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
         Some("check") => check::run(&args[1..]),
+        Some("man") => man::run(&root, &args[1..]),
         Some("tables") => tables::run(&root, &args[1..]),
         Some("dist") => {
             check_args("dist", &args[1..], &[], &[])?;

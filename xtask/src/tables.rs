@@ -42,6 +42,9 @@ struct Made {
     summary: Option<String>,
     /// True when the time ran out before the depth asked for.
     stopped: bool,
+    /// Why the count stopped short, when the solver did (a depth that did not fit on the
+    /// disk, say): its message.
+    failed: Option<String>,
 }
 
 /// A row: depth, perft, ended, boards (decimal text: counts pass 2^64).
@@ -162,7 +165,12 @@ fn count(solver: &Path, spec: &Spec, work: &Path) -> Result<Made> {
     made.seconds = started.elapsed().as_secs_f64();
     let err = std::fs::read_to_string(&log)?;
     if !status.success() && !made.stopped {
-        bail!("{}: the solver failed ({status}): {err}", spec.name);
+        // A count that made depths keeps them: the page says where and why it stopped.
+        let message = err.lines().find(|l| l.starts_with("error:")).map(str::to_string);
+        if spec.minutes == 0 || !rows_file.exists() || message.is_none() {
+            bail!("{}: the solver failed ({status}): {err}", spec.name);
+        }
+        made.failed = message;
     }
     let new = read_rows(&std::fs::read_to_string(&rows_file)?);
     if resume && new.first().map(|r| r.0) != rows.first().map(|r| r.0) {
@@ -289,6 +297,13 @@ fn page(spec: &Spec, made: &Made, checks: &[String], root: &Path) -> String {
         (Some(summary), _) => {
             writeln!(s, "The whole game: {}.\n", summary.trim_start_matches("every game over: "))
         }
+        (None, _) if made.failed.is_some() => writeln!(
+            s,
+            "Counted to depth {}; depth {} stopped the count: `{}`\n",
+            made.rows.len(),
+            made.rows.len() + 1,
+            made.failed.as_deref().unwrap_or_default()
+        ),
         (None, true) => writeln!(
             s,
             "Counted to depth {} in the time given ({} min); the checkpoint resumes it.\n",

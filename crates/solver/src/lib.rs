@@ -142,7 +142,9 @@ pub struct SavedCheckpoint {
 pub struct Answer {
     /// The sum of the final hashes of all paths, modulo 2^30.
     pub answer: u32,
-    /// With [`Options::all_depths`]: `answers[d]` is the answer at depth `d`.
+    /// With [`Options::all_depths`]: `answers[d]` is the answer at depth `d`, for every depth
+    /// from 0 to the one asked for (4 bytes a depth; each also comes in
+    /// [`DepthStats::answer`] as its depth ends).
     pub answers: Vec<u32>,
     /// Per-depth statistics, depth 0 first.
     pub stats: Vec<DepthStats>,
@@ -214,6 +216,25 @@ pub fn solve_distributed(
     options: &Options,
     cluster: &dyn Cluster,
     observe: &mut (dyn FnMut(&DepthStats) + Send),
+) -> anyhow::Result<Answer> {
+    let mut answer = search(board, depth, options, cluster, observe)?;
+    if options.all_depths {
+        // Every path ended before `depth`: the later depths add nothing.
+        answer.answers.resize(depth as usize + 1, answer.answer);
+    }
+    Ok(answer)
+}
+
+/// [`solve_distributed`], with [`Answer::answers`] only up to the last depth the search made
+/// (every path may end before `depth`; the later depths' answers are all [`Answer::answer`]):
+/// for a caller that takes each depth's answer from [`DepthStats::answer`] as it comes, and
+/// whose memory must not grow with the depth asked for.
+pub(crate) fn search(
+    board: &Board,
+    depth: u32,
+    options: &Options,
+    cluster: &dyn Cluster,
+    observe: &mut Observer<'_>,
 ) -> anyhow::Result<Answer> {
     let mut run = move || choose(board, depth, options, Counting::Hashes, cluster, observe);
     on_pool(options, cluster, &mut run).map(|(answer, _)| answer)

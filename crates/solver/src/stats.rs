@@ -32,6 +32,11 @@ pub struct DepthStats {
     /// Sum of the hashes of all paths ending at this depth (full boards reached at this depth,
     /// plus every path at the last depth), modulo 2^30.
     pub ended: u32,
+    /// With [`crate::Options::all_depths`]: the answer at this depth (the sum of the final
+    /// hashes of every path of this many moves, or fewer when the board filled), modulo 2^30.
+    /// The `--json` output lists these in its `answers` array instead.
+    #[serde(skip)]
+    pub answer: Option<u32>,
     /// Wall-clock seconds spent on this depth.
     pub seconds: f64,
     /// Of which expanding the previous frontier (generating and canonicalising successors).

@@ -164,7 +164,16 @@ fn stats_go_to_stderr() {
     let (code, out, err) = run(&["--stats", "--threads", "1"], "5\n0 0 0\n0 0 0\n0 0 0\n");
     assert_eq!(code, 0);
     assert_eq!(out.lines().count(), 1);
-    assert!(err.contains("depth") && err.contains("states"), "{err}");
+    // The user's columns, each with its unit; the engine's internals only when asked.
+    let header = err.lines().nth(1).unwrap();
+    for column in ["depth", "positions", "boards", "seconds", "peak_MiB", "disk_written_MiB"] {
+        assert!(header.split_whitespace().any(|c| c == column), "{column}: {err}");
+    }
+    assert!(!err.contains("records") && !err.contains("ended_paths") && !err.contains("backend"), "{err}");
+    let (code, _, err) = run(&["--stats-internals", "--threads", "1"], "5\n0 0 0\n0 0 0\n0 0 0\n");
+    assert_eq!(code, 0);
+    assert!(err.contains("records") && err.contains("ended_paths") && err.contains("expand_s"), "{err}");
+    assert_eq!(err.lines().count(), 2 + 6, "{err}");
 }
 
 #[test]
@@ -178,6 +187,104 @@ fn json_output_is_one_object() {
     assert_eq!(v["stats"][1]["boards"], 4);
     assert_eq!(v["answer"], v["answers"][3]);
     assert!(err.is_empty(), "stats go into the JSON, not stderr: {err}");
+    // On one row of two cells every game ends by depth 2: the later depths' answers are
+    // the final one.
+    let (code, out, _) = run(&["--json", "--all-depths"], "9\n0 0\n");
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let answers = v["answers"].as_array().unwrap();
+    assert_eq!(answers.len(), 10);
+    assert!(answers[2..].iter().all(|a| *a == v["answer"]) && answers[1] != v["answer"], "{out}");
+}
+
+#[test]
+fn all_depths_beyond_the_last_game_stream_in_constant_memory() {
+    let (code, out, _) = run(&["--all-depths"], "7\n0 0\n");
+    assert_eq!(code, 0);
+    let want = "0 0\n1 11\n2 22\n3 22\n4 22\n5 22\n6 22\n7 22\n";
+    assert_eq!(out, want);
+    // The largest depth: lines come at once, the memory stays small however many a reader
+    // takes, and a reader that goes away ends the run (exit 1, nothing said).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_solver"))
+        .arg("--all-depths")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"4294967295\n0 0\n0 0\n").unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    for n in 0..200_000u32 {
+        line.clear();
+        std::io::BufRead::read_line(&mut lines, &mut line).unwrap();
+        assert!(line.starts_with(&format!("{n} ")), "{line}");
+    }
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let peak_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .map(|v| v.trim().parse().unwrap())
+        .unwrap();
+    assert!(peak_kib < 50 << 10, "peak {peak_kib} KiB");
+    drop(lines);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn help_lists_the_users_options_first_in_short_lines() {
+    for flag in ["-h", "--help"] {
+        let (code, out, err) = run(&[flag], "");
+        assert_eq!(code, 0, "{err}");
+        let user = out.find("--threads").unwrap();
+        let tuning = out.find("Cross-checks and tuning").unwrap();
+        assert!(user < tuning && tuning < out.find("--backend").unwrap(), "{out}");
+        assert!(out.contains("RAYON_NUM_THREADS"), "{out}");
+        assert!(!out.contains("--generate"), "{out}");
+        assert_eq!(out.contains("--mpi"), cfg!(feature = "mpi"), "{out}");
+        assert!(!out.contains('\x1b'), "escape codes on a pipe: {out:?}");
+    }
+    let (_, short, _) = run(&["-h"], "");
+    assert!(short.lines().all(|l| l.chars().count() <= 100), "{short}");
+}
+
+#[test]
+fn no_escape_codes_on_a_pipe() {
+    let (dir, input) = case_file("pipe");
+    let f = input.to_str().unwrap();
+    for args in [&["--no-such-flag"][..], &["--threads", "x", f], &["--stats", f], &["--version"]] {
+        let (_, out, err) = run(args, "");
+        assert!(!out.contains('\x1b') && !err.contains('\x1b'), "{args:?}: {out:?} {err:?}");
+    }
+    dir.close().unwrap();
+}
+
+#[test]
+fn completions_and_manual_page_name_every_option() {
+    use clap::CommandFactory;
+    let command = solver::cli::Args::command();
+    let longs: Vec<&str> =
+        command.get_arguments().filter(|a| !a.is_hide_set()).filter_map(|a| a.get_long()).collect();
+    assert!(longs.contains(&"threads") && longs.contains(&"stats-internals"), "{longs:?}");
+    for (what, _) in solver::cli::Generate::ALL {
+        let name = format!("{what:?}").to_lowercase();
+        let (code, text, err) = run(&["--generate", &name], "");
+        assert_eq!(code, 0, "{name}: {err}");
+        assert_eq!(text.as_bytes(), solver::cli::generate(what), "{name}");
+        // How an option's name appears in each.
+        let shown = |long: &str| match what {
+            solver::cli::Generate::Man => format!("\\-\\-{}", long.replace('-', "\\-")),
+            solver::cli::Generate::Fish => format!("-l {long}"),
+            _ => format!("--{long}"),
+        };
+        for long in &longs {
+            assert!(text.contains(&shown(long)), "{name} lacks {}", shown(long));
+        }
+        assert!(!text.contains(&shown("generate")), "{name} lists the hidden --generate");
+    }
 }
 
 #[test]

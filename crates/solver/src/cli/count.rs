@@ -1,10 +1,11 @@
 //! `--perft`, `--divide` and `--moves`: exact counts on the command line.
 
+use std::fs::File;
 use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::{failure, Args, Progress};
+use super::{failure, Args, Failed, Progress};
 use crate::{descend, divide_distributed, perft_distributed, Cluster, DepthStats, Options, Perft, Problem};
 
 /// What the counting options ask for.
@@ -45,8 +46,11 @@ pub(super) fn descended(args: &Args, problem: Problem) -> Result<Problem, (u8, S
     Ok(Problem { board, depth })
 }
 
-/// Runs `--perft` or `--divide` on `problem` as a rank of `cluster`: returns what goes on
-/// stdout (rank 0's to print), after writing the summary lines to stderr.
+/// Runs `--perft` or `--divide` on `problem` as a rank of `cluster`, writing to `out` (rank
+/// 0's stdout; `None` on the other ranks) and the summary lines to stderr. A row that cannot
+/// be written as its depth ends goes to `stop`, which ends the process (the search cannot be
+/// told to stop).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run(
     count: Count,
     args: &Args,
@@ -54,27 +58,39 @@ pub(super) fn run(
     options: &Options,
     cluster: &dyn Cluster,
     progress: &mut Progress,
-) -> Result<String, (u8, String)> {
-    let unwritable = |e: io::Error| (1, format!("cannot write to stderr: {e}"));
-    let print = cluster.rank() == 0;
-    match count {
+    mut out: Option<&mut File>,
+    stop: fn(&io::Error) -> !,
+) -> Result<(), Failed> {
+    let unwritable = |e: io::Error| Failed::Run(1, format!("cannot write to stderr: {e}"));
+    let text = match count {
         Count::Perft => {
             // Plain rows go out as each depth ends (a long count shows its depths as it
             // goes, and a stopped one keeps them); JSON goes out whole at the end.
-            let stream = print && !args.json;
-            let table = perft_distributed(&problem.board, problem.depth, options, cluster, &mut |s| {
-                progress.depth_done(s);
-                if let (true, Some(row)) = (stream, row(s)) {
-                    write_row(&row);
-                }
-            })
-            .map_err(failure)?;
+            let stream = !args.json;
+            let table = {
+                let out = &mut out;
+                let mut observe = |s: &DepthStats| {
+                    progress.depth_done(s);
+                    if let (true, Some(row), Some(out)) = (stream, row(s), out.as_deref_mut()) {
+                        let written =
+                            progress.suspend(|| out.write_all(row.as_bytes()).and_then(|()| out.flush()));
+                        if let Err(e) = written {
+                            progress.finish();
+                            stop(&e);
+                        }
+                    }
+                };
+                perft_distributed(&problem.board, problem.depth, options, cluster, &mut observe)
+                    .map_err(failure)?
+            };
             progress.finish();
             if stream {
-                io::stderr().write_all(whole_game(&table).as_bytes()).map_err(unwritable)?;
-                return Ok(String::new());
+                if out.is_some() {
+                    io::stderr().write_all(whole_game(&table).as_bytes()).map_err(unwritable)?;
+                }
+                return Ok(());
             }
-            Ok(json(&PerftJson::new(problem, &table)))
+            json(&PerftJson::new(problem, &table))
         }
         Count::Divide => {
             let division =
@@ -85,27 +101,26 @@ pub(super) fn run(
                     .iter()
                     .map(|m| MoveJson { name: &m.name, perft: m.perft.to_string(), answer: m.answer })
                     .collect();
-                let out = DivideJson {
+                json(&DivideJson {
                     depth: problem.depth,
                     moves,
                     perft: division.perft.to_string(),
                     answer: division.answer,
-                };
-                return Ok(json(&out));
+                })
+            } else {
+                if out.is_some() {
+                    let (perft, depth, answer) = (division.perft, problem.depth, division.answer);
+                    writeln!(io::stderr(), "total: {perft} sequences of {depth} moves, answer {answer}")
+                        .map_err(unwritable)?;
+                }
+                division.moves.iter().map(|m| format!("{} {} {}\n", m.name, m.perft, m.answer)).collect()
             }
-            if print {
-                writeln!(
-                    io::stderr(),
-                    "total: {} sequences of {} moves, answer {}",
-                    division.perft,
-                    problem.depth,
-                    division.answer
-                )
-                .map_err(unwritable)?;
-            }
-            Ok(division.moves.iter().map(|m| format!("{} {} {}\n", m.name, m.perft, m.answer)).collect())
         }
         Count::Answer => unreachable!("the answer is not a count"),
+    };
+    match out {
+        Some(out) => out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(Failed::Stdout),
+        None => Ok(()),
     }
 }
 
@@ -113,20 +128,6 @@ pub(super) fn run(
 fn row(s: &DepthStats) -> Option<String> {
     let (perft, ended, boards) = (s.perft?, s.games?, s.boards?);
     (s.depth >= 1).then(|| format!("{} {perft} {ended} {boards}\n", s.depth))
-}
-
-/// Writes a row to stdout at once. A row that cannot be written ends the process (exit 1,
-/// the run's scratch removed; quietly for a broken pipe, whose reader has gone): the count
-/// cannot deliver its table.
-fn write_row(row: &str) {
-    let mut out = io::stdout().lock();
-    if let Err(e) = out.write_all(row.as_bytes()).and_then(|()| out.flush()) {
-        if e.kind() != io::ErrorKind::BrokenPipe {
-            let _ = writeln!(io::stderr(), "error: cannot write to stdout: {e}");
-        }
-        crate::remove_scratch();
-        std::process::exit(1);
-    }
 }
 
 /// The summary of a table that reaches the end of every game (for stderr), or nothing.

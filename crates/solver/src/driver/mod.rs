@@ -152,7 +152,9 @@ struct Progress {
 pub(crate) struct Outcome {
     /// Per-lane sums of every path's final hash.
     pub total: Counts,
-    /// `answers[d]`: the answer for depth `d`, when all depths were asked for.
+    /// `answers[d]`: the answer for depth `d`, when all depths were asked for, up to the last
+    /// depth the search made (every path may end before the depth asked for: the later
+    /// depths' answers are then all the last one's).
     pub answers: Vec<u32>,
     /// Per-depth statistics, depth 0 first (from the checkpoint's depth on, when resumed).
     pub stats: Vec<DepthStats>,
@@ -243,22 +245,17 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         self.depths(&mut progress, depth, config, observe)?;
         let mut out = progress.out;
         if self.ranks.n > 1 {
-            // Every rank's partial sums (lanes, then every depth's answer), added.
-            let mine: Vec<u64> = out.total.iter().chain(&out.answers).map(|&x| u64::from(x)).collect();
+            // Every rank's partial sums of the lanes, added (each depth's answer was summed
+            // over the ranks as the depth ended).
+            let mine: Vec<u64> = out.total.iter().map(|&x| u64::from(x)).collect();
             let sums = cluster::sum_over(self.cluster, &mine);
-            for (t, s) in out.total.iter_mut().chain(&mut out.answers).zip(sums) {
+            for (t, s) in out.total.iter_mut().zip(sums) {
                 *t = s as u32;
             }
-            out.answers.iter_mut().for_each(|a| *a &= state::HASH_MASK);
         }
         out.ranks = self.rank_summaries();
         if config.state_space {
             out.state_space = self.state_space();
-        }
-        if config.all_depths {
-            // The board filled before `depth`: later depths add nothing.
-            let last = *out.answers.last().expect("depth 0 is always answered");
-            out.answers.resize(depth as usize + 1, last);
         }
         if self.storage.checkpoint.is_some() && progress.done < depth {
             // Every path ended before `depth`: the checkpoint says the run is complete.
@@ -317,11 +314,12 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 let here = self.frontier_hashes();
                 add(&mut v, &self.as_lanes(&here));
             }
-            out.answers.push(state::fold_lanes(&v));
+            first.answer = Some(state::fold_lanes(&v));
         }
         self.commit(0, depth, &out.total)?;
         first.seconds = t0.elapsed().as_secs_f64();
         let states = self.over_ranks(&mut first);
+        out.answers.extend(first.answer);
         observe(&first);
         out.stats.push(first);
         Ok(states)
@@ -453,7 +451,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 } else if config.all_depths {
                     let mut v = p.out.total;
                     add(&mut v, &self.as_lanes(&ended.merge(here)));
-                    p.out.answers.push(state::fold_lanes(&v));
+                    stats.answer = Some(state::fold_lanes(&v));
                 }
             }
             ended
@@ -461,7 +459,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let ended = self.as_lanes(&ended);
         add(&mut p.out.total, &ended);
         if config.all_depths && last {
-            p.out.answers.push(state::fold_lanes(&p.out.total));
+            stats.answer = Some(state::fold_lanes(&p.out.total));
         }
         self.commit(d, depth, &p.out.total)?;
         stats.ended = state::fold_lanes(&ended);
@@ -475,6 +473,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         stats.peak_memory = p.peak;
         p.states = self.over_ranks(&mut stats);
         p.paths = stats.perft;
+        p.out.answers.extend(stats.answer);
         observe(&stats);
         p.out.stats.push(stats);
         Ok(())

@@ -58,6 +58,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             nanos(stats.expand_seconds),
             nanos(stats.insert_seconds),
             u64::from(moved.exchanges),
+            u64::from(stats.answer.unwrap_or(0)),
         ];
         let all = self.cluster.all_gather(&mine);
         let rows: Vec<&[u64]> = all.chunks(mine.len()).collect();
@@ -73,6 +74,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         stats.records = sum(2);
         stats.ended_paths = sum(3) as u32;
         stats.ended = sum(4) as u32 & state::HASH_MASK;
+        stats.answer = stats.answer.map(|_| sum(15) as u32 & state::HASH_MASK);
         stats.bytes_read = sum(5);
         stats.bytes_written = sum(6);
         stats.peak_memory = max(7);

@@ -1,0 +1,104 @@
+//! `solver --mpi`: one rank of an MPI job.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use super::{failure, finish, options, out, progress_target, read_input, Args, Failed, Progress, Stdout};
+use crate::{parse_bytes, DepthStats};
+
+/// One rank of an MPI job. Rank 0 reads and checks the problem and sends its text to every
+/// rank (or its failure: then every rank ends with rank 0's exit code); every rank solves
+/// with its own options; rank 0 prints. An error on any rank, or a panic, is printed with the
+/// rank's number and ends every rank of the job (`MPI_Abort`): the others would wait for it
+/// for ever. Nothing goes to stdout unless every rank finished, but the `--all-depths` lines
+/// of the depths done (each printed as its depth ends, over every rank).
+pub fn main(args: &Args) -> ExitCode {
+    let (_universe, ranks) = match crate::mpi::start() {
+        Ok(started) => started,
+        Err(e) => return Failed::Run(1, format!("--mpi: {e}")).exit(),
+    };
+    let rank = crate::Cluster::rank(&ranks);
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default_hook(info);
+        let _ = writeln!(io::stderr(), "rank {rank}: panicked; ending every rank");
+        crate::mpi::abort(101)
+    }));
+    // Rank 0's status (0, or the exit code of its failure) and then the problem's text.
+    let mut message = vec![0u8];
+    let mut stdout = (rank == 0).then(Stdout::open);
+    if rank == 0 {
+        let read = match &stdout {
+            Some(Err(e)) => Err((1, format!("cannot write to stdout: {e}"))),
+            _ => read_input(args.file.as_ref()).and_then(|(bytes, source)| {
+                parse_bytes(&bytes).map(|_| bytes).map_err(|e| (2, format!("{source}: {e}")))
+            }),
+        };
+        match read {
+            Ok(bytes) => message.extend_from_slice(&bytes),
+            Err((code, msg)) => {
+                let _ = writeln!(io::stderr(), "error: {msg}");
+                message[0] = code;
+            }
+        }
+    }
+    ranks.broadcast(&mut message);
+    if message[0] != 0 {
+        return ExitCode::from(message[0]);
+    }
+    let fail = |(code, msg): (u8, String)| -> ! {
+        let _ = writeln!(io::stderr(), "rank {rank}: error: {msg}");
+        crate::mpi::abort(i32::from(code))
+    };
+    let problem = parse_bytes(&message[1..]).map_err(|e| (2, e.to_string()));
+    let problem = problem.and_then(|p| super::count::descended(args, p)).unwrap_or_else(|e| fail(e));
+    let options = options(args);
+    let started = Instant::now();
+    let mut progress =
+        Progress::new(problem.depth, started, if rank == 0 { progress_target(args) } else { None });
+    let mut stdout = match stdout.take() {
+        Some(Ok(stdout)) => Some(stdout),
+        _ => None,
+    };
+    let count = super::count::Count::of(args);
+    if count != super::count::Count::Answer {
+        let stop: fn(&io::Error) -> ! = |e| {
+            let _ = out::write_failed(e);
+            crate::mpi::abort(1)
+        };
+        let out = stdout.as_mut().map(|s| &mut s.0);
+        return match super::count::run(count, args, &problem, &options, &ranks, &mut progress, out, stop) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(super::Failed::Run(code, msg)) => fail((code, msg)),
+            Err(failed) => failed.exit(),
+        };
+    }
+    let answer = {
+        let stream = args.all_depths && !args.json;
+        let mut out = stdout.as_mut().map(|s| &mut s.0);
+        let mut observe = |s: &DepthStats| {
+            progress.depth_done(s);
+            if let (true, Some(answer), Some(out)) = (stream, s.answer, out.as_deref_mut()) {
+                if let Err(e) = progress.suspend(|| out::depth_line(out, s.depth, answer)) {
+                    let _ = out::write_failed(&e);
+                    crate::mpi::abort(1)
+                }
+            }
+        };
+        crate::search(&problem.board, problem.depth, &options, &ranks, &mut observe)
+            .unwrap_or_else(|e| fail(failure(e)))
+    };
+    progress.finish();
+    let Some(mut stdout) = stdout else { return ExitCode::SUCCESS };
+    let mut answer = answer;
+    if let (Some(ck), Some(dir)) = (&mut answer.checkpoint, args.checkpoint.as_ref().or(args.resume.as_ref()))
+    {
+        // Rank 0's part is in a directory of its own; the checkpoint is the one given.
+        ck.dir.clone_from(dir);
+    }
+    match finish(args, &problem, &answer, &options, started.elapsed().as_secs_f64(), &mut stdout) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failed) => failed.exit(),
+    }
+}

@@ -225,6 +225,8 @@ fn workloads(root: &Path) -> Result<Vec<Workload>> {
         Workload::one("empty4x4-d20", empty4_20).general().memory().expect("276704540"),
         Workload::one("random5x5-d8", random5).general(),
         Workload::one("random5x5-d8 (vs 1 thread)", random5).against(&["--threads", "1"]),
+        Workload::one("empty3x3-d40 --perft (vs the answer)", empty3).args(&["--perft"]).against(&[]),
+        Workload::one("empty4x4-d18 --perft (vs the answer)", empty4_18).args(&["--perft"]).against(&[]),
         Workload::one("empty3x3-d40 --memory-limit 2M (vs in memory)", empty3)
             .args(&["--memory-limit", "2M"])
             .against(&[])

@@ -219,6 +219,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         failed,
         started.elapsed().as_secs_f64()
     );
+    failed += check_perft(root, &exe, &disk)?;
     let left = std::fs::read_dir(&scratch)?.count();
     std::fs::remove_dir_all(&scratch)?;
     if left > 0 {
@@ -339,6 +340,37 @@ fn output_of(mut cmd: Command, input: &Path) -> Result<Option<String>> {
     Ok(out.status.success().then(|| String::from_utf8_lossy(&out.stdout).to_string()))
 }
 
+/// Every table of `fixtures/perft/` through `exe --perft`, in memory and on disk (`disk`),
+/// digit for digit. Returns the number of mismatches.
+fn check_perft(root: &Path, exe: &Path, disk: &[String]) -> Result<usize> {
+    println!("\n| perft table | frontier | seconds | verdict |\n|---|---|---|---|");
+    let mut failed = 0;
+    for input in perft_cases(root)? {
+        let want = std::fs::read_to_string(input.with_extension("perft"))?;
+        for (home, extra) in [("memory", &[][..]), ("disk", disk)] {
+            let t = Instant::now();
+            let out =
+                Command::new(exe).arg("--perft").args(extra).stdin(std::fs::File::open(&input)?).output()?;
+            let ok = out.status.success() && out.stdout == want.as_bytes();
+            failed += usize::from(!ok);
+            let name = input.file_stem().unwrap_or_default().to_string_lossy();
+            let verdict = if ok { "ok" } else { "MISMATCH" };
+            println!("| {name} | {home} | {:.3} | {verdict} |", t.elapsed().as_secs_f64());
+        }
+    }
+    Ok(failed)
+}
+
+/// The inputs of `fixtures/perft/`, sorted.
+fn perft_cases(root: &Path) -> Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root.join("fixtures/perft"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "in"))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
 /// `cargo xtask verify-mpi`: every fixture, 3x3 deep cases, the empty 4x4 to depth 16 and a
 /// 5x5 case through `mpirun -np 1`, `2` and `3` of the `mpi` build, in memory and with each
 /// rank's frontier on disk (`--memory-limit 1M`), against one process of the default build:
@@ -411,6 +443,11 @@ pub fn run_mpi(root: &Path, args: &[String]) -> Result<()> {
     }
     for (name, input) in &larger {
         check(name, input, &[], &|out: &str| out.trim().to_string())?;
+    }
+    // Exact counts: every table of fixtures/perft/, digit for digit.
+    for input in perft_cases(root)? {
+        let name = input.file_stem().map_or(String::new(), |s| format!("perft {}", s.to_string_lossy()));
+        check(&name, &input, &["--perft"], &|out: &str| out.trim().to_string())?;
     }
     println!(
         "\nMPI runs: {} agreed with one process, {failed} did not (in {:.0} s)",

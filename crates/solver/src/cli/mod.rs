@@ -254,7 +254,7 @@ input or options. The user guide (docs/guide.md) describes every option.";
 pub enum Failed {
     /// An exit code and a message for stderr.
     Run(u8, String),
-    /// Writing to stdout failed ([`out::write_failed`]).
+    /// Writing to stdout failed.
     Stdout(io::Error),
 }
 
@@ -370,7 +370,7 @@ fn read_input(file: Option<&PathBuf>) -> Result<(Vec<u8>, String), (u8, String)>
 /// Everything after the arguments: reads the problem, solves it with the progress bar and the
 /// `--all-depths` lines as the depths end, then reports. Statistics (with `--stats`) and the
 /// progress bar go to stderr; a failure to write the statistics is a failure of the run (exit
-/// 1). A failure to write a depth's line ends the process at once ([`stop_on_write_failure`]).
+/// 1). A failure to write a depth's line ends the process at once.
 pub fn run(args: &Args, stdout: &mut Stdout) -> Result<(), Failed> {
     let problem = count::descended(args, read_problem(args)?)?;
     let options = options(args);

@@ -49,7 +49,7 @@ impl Shared {
     }
 }
 
-/// The progress bar of one run ([module docs](self)).
+/// The progress bar of one run: a line on stderr that a thread redraws while the run goes.
 #[derive(Debug)]
 pub struct Progress {
     total: u32,

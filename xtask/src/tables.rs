@@ -122,7 +122,8 @@ fn count(solver: &Path, spec: &Spec, work: &Path) -> Result<Made> {
     std::fs::write(&input_file, input(spec, u32::MAX))?;
     let mut cmd = Command::new(solver);
     cmd.args(["--perft", "--no-progress"]).arg(&input_file);
-    let resume = spec.minutes > 0 && ck.join("manifest.json").exists() && rows_file.exists();
+    // `checkpoint` is the manifest a checkpoint directory holds (solver's checkpoint.rs).
+    let resume = spec.minutes > 0 && ck.join("checkpoint").exists() && rows_file.exists();
     let mut rows = if resume { read_rows(&std::fs::read_to_string(&rows_file)?) } else { Vec::new() };
     if spec.minutes > 0 {
         let scratch = work.join("scratch");
@@ -302,7 +303,8 @@ fn page(spec: &Spec, made: &Made, checks: &[String], root: &Path) -> String {
             "Counted to depth {}; depth {} stopped the count: `{}`\n",
             made.rows.len(),
             made.rows.len() + 1,
-            made.failed.as_deref().unwrap_or_default()
+            // Paths in the page are relative to the workspace, not to this machine.
+            made.failed.as_deref().unwrap_or_default().replace(&format!("{}/", root.display()), "")
         ),
         (None, true) => writeln!(
             s,

@@ -5,7 +5,7 @@
 //! is not continued), `ended(d)` the number of those whose last move filled the board (games
 //! of `d` moves), and `boards(d)` the distinct boards they reach, not reduced by symmetry.
 //! Counts are exact: the search keeps one exact mass a position ([`crate::weights`]) and
-//! refuses a depth whose counts could pass 2^120 instead of wrapping.
+//! refuses a depth whose counts could pass 2^128 instead of wrapping.
 
 use state::Board;
 
@@ -62,7 +62,7 @@ pub struct Perft {
 /// ([`u32::MAX`]: to the end of every game, with the state space).
 ///
 /// # Errors
-/// As [`crate::solve`]; also when a depth's counts could pass 2^120 (the error names the
+/// As [`crate::solve`]; also when a depth's counts could pass 2^128 (the error names the
 /// depth), and for options that do not apply to exact counts (`no_symmetry`, `lanes`,
 /// `all_depths`).
 pub fn perft(board: &Board, depth: u32, options: &Options) -> anyhow::Result<Perft> {

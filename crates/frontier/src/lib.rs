@@ -53,15 +53,21 @@ pub use set::{CountSet, Entries, SlotView, Tallies};
 
 use bytemuck::Pod;
 
+/// A key of the sets: plain data (every bit pattern but all ones is a key), compared by value,
+/// shared between threads. Every type with those properties is one.
+pub trait Key: Pod + Eq + Send + Sync {}
+
+impl<T: Pod + Eq + Send + Sync> Key for T {}
+
 /// A set of keys with [`Tally`] counts, split into `2^shard_bits` independent [`CountSet`]s
 /// by the top bits of the key's hash.
 #[derive(Debug)]
-pub struct Frontier<K: Pod + Eq, C: Tally> {
+pub struct Frontier<K: Key, C: Tally> {
     shard_bits: u32,
     shards: Vec<CountSet<K, C>>,
 }
 
-impl<K: Pod + Eq + Send + Sync, C: Tally> Frontier<K, C> {
+impl<K: Key, C: Tally> Frontier<K, C> {
     /// An empty frontier of `2^shard_bits` shards (`shard_bits` at most 16).
     pub fn new(shard_bits: u32) -> Self {
         assert!(shard_bits <= 16, "at most 2^16 shards");

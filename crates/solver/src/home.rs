@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex};
 
 use bytemuck::Pod;
 use frontier::spill::{DiskReserve, RecordReader, RecordWriter, Written};
-use frontier::{key_hash, shard_of_hash, CountSet, Frontier, Tally};
+use frontier::{key_hash, shard_of_hash, CountSet, Frontier, Key, Tally};
 
 use crate::budget::{partition_of, Plan};
 use crate::cluster::Ranks;
@@ -354,7 +354,7 @@ impl Away {
 /// files, one a partition a writing thread), and those other ranks own (their mail, one
 /// buffer of records a rank a thread). Each thread writes its own files and buffers (through
 /// a [`Sender`]), so no lock is ever contended and a successor costs one copy into a buffer.
-pub(crate) struct Outbox<K: Pod + Eq + Send + Sync, C: Tally> {
+pub(crate) struct Outbox<K: Key, C: Tally> {
     plan: Plan,
     /// Where the files go (none when nothing goes to disk).
     pool: Option<Arc<Pool>>,
@@ -367,14 +367,14 @@ pub(crate) struct Outbox<K: Pod + Eq + Send + Sync, C: Tally> {
 /// One thread's files and mail of an [`Outbox`]: per partition on disk (index - resident), its
 /// file, created on its first record; per rank, the successors it owns; the first write error
 /// (kernels cannot return one; the driver checks after the depth).
-struct Writers<K: Pod + Eq + Send + Sync, C: Tally> {
+struct Writers<K: Key, C: Tally> {
     files: Vec<Option<(PathBuf, RecordWriter<K, C>)>>,
     mail: Vec<Vec<u8>>,
     error: Option<io::Error>,
 }
 
 /// A thread's hold on its writers of an [`Outbox`], for as long as a kernel runs.
-pub(crate) struct Sender<'a, K: Pod + Eq + Send + Sync, C: Tally> {
+pub(crate) struct Sender<'a, K: Key, C: Tally> {
     outbox: &'a Outbox<K, C>,
     writers: std::sync::MutexGuard<'a, Writers<K, C>>,
 }
@@ -402,7 +402,7 @@ pub(crate) fn records<K: Pod, C: Pod>(bytes: &[u8]) -> impl Iterator<Item = (K, 
         .map(move |r| (bytemuck::pod_read_unaligned(&r[..ks]), bytemuck::pod_read_unaligned(&r[ks..])))
 }
 
-impl<K: Pod + Eq + Send + Sync, C: Tally> Outbox<K, C> {
+impl<K: Key, C: Tally> Outbox<K, C> {
     /// An outbox for the partitions `plan` keeps on disk, their files from `pool`, and for the
     /// successors other ranks own.
     pub(crate) fn new(plan: Plan, pool: Option<Arc<Pool>>, ranks: Ranks) -> Self {
@@ -503,7 +503,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Outbox<K, C> {
     }
 }
 
-impl<K: Pod + Eq + Send + Sync, C: Tally> Sender<'_, K, C> {
+impl<K: Key, C: Tally> Sender<'_, K, C> {
     /// Where a key whose hash is `hash` goes ([`Outbox::route`]).
     #[inline(always)]
     pub(crate) fn route(&self, hash: u64) -> usize {
@@ -544,11 +544,7 @@ impl<K: Pod + Eq + Send + Sync, C: Tally> Sender<'_, K, C> {
 
 /// Files records another rank sent this one ([`Outbox::take_mail`]'s format): into the
 /// memory home `next`, or `outbox`'s files for the partitions kept on disk.
-pub(crate) fn deliver<K: Pod + Eq + Send + Sync, C: Tally>(
-    bytes: &[u8],
-    next: &mut Frontier<K, C>,
-    outbox: &Outbox<K, C>,
-) {
+pub(crate) fn deliver<K: Key, C: Tally>(bytes: &[u8], next: &mut Frontier<K, C>, outbox: &Outbox<K, C>) {
     let bits = next.shard_bits();
     let mut sender = None;
     // As the kernels do: each slot is prefetched as its record is read, and a batch goes in
@@ -590,10 +586,7 @@ pub(crate) fn part_file(dir: &Path, q: usize) -> PathBuf {
 }
 
 /// Reads every file of `part` into `set` (merging repeated keys); returns the bytes read.
-pub(crate) fn load<K: Pod + Eq + Send + Sync, C: Tally>(
-    part: &Part,
-    set: &mut CountSet<K, C>,
-) -> io::Result<u64> {
+pub(crate) fn load<K: Key, C: Tally>(part: &Part, set: &mut CountSet<K, C>) -> io::Result<u64> {
     let mut read = 0;
     for f in &part.files {
         read += RecordReader::<K, C>::open(f)?.for_each_block(BLOCK, |recs| {
@@ -618,7 +611,7 @@ pub(crate) struct Merged {
 /// Merges the successors sent to `part` into `set` (emptied first, sized for `expect` keys),
 /// calls `each` on every distinct position, writes them as one file `out` (synced when
 /// `sync`, leaving `reserve` free on its disk), and gives the files it read back to `pool`.
-pub(crate) fn merge<K: Pod + Eq + Send + Sync, C: Tally>(
+pub(crate) fn merge<K: Key, C: Tally>(
     part: Part,
     set: &mut CountSet<K, C>,
     expect: usize,
@@ -647,7 +640,7 @@ pub(crate) fn merge<K: Pod + Eq + Send + Sync, C: Tally>(
 
 /// Writes the memory home `home` as files of partitions (of `2^bits`) in `place`, one a
 /// partition that holds a key, synced when `sync`: for a checkpoint, or to free the memory.
-pub(crate) fn write_home<K: Pod + Eq + Send + Sync, C: Tally>(
+pub(crate) fn write_home<K: Key, C: Tally>(
     home: &Frontier<K, C>,
     bits: u32,
     place: &Place,

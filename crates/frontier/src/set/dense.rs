@@ -15,6 +15,7 @@
 
 use std::ops::Range;
 
+use crate::Key;
 use bytemuck::Pod;
 
 use super::{invert, prefetch_ahead, slot_of, stored, CountSet, Entries, Layout, Slot, Tallies};
@@ -103,7 +104,7 @@ impl Dense {
     /// Whether `set`'s table numbers its elements in `u16`s, from its size (`bits`, set with
     /// the table).
     #[inline(always)]
-    fn narrow<K: Pod + Eq, C: Tally>(set: &CountSet<K, C>) -> bool {
+    fn narrow<K: Key, C: Tally>(set: &CountSet<K, C>) -> bool {
         Self::narrow_for(1 << set.bits)
     }
 
@@ -117,7 +118,7 @@ impl Dense {
     }
 
     /// The element number in table slot `i`.
-    fn element_at<K: Pod + Eq, C: Tally>(set: &CountSet<K, C>, i: usize) -> usize {
+    fn element_at<K: Key, C: Tally>(set: &CountSet<K, C>, i: usize) -> usize {
         let words = set.index.as_slice();
         if Self::narrow(set) {
             bytemuck::cast_slice::<u32, u16>(words)[i].number()
@@ -128,14 +129,14 @@ impl Dense {
 
     /// The elements that hold keys, in insertion order.
     #[inline(always)]
-    fn elements<K: Pod + Eq, C: Tally>(set: &CountSet<K, C>) -> &[Slot<K, C>] {
+    fn elements<K: Key, C: Tally>(set: &CountSet<K, C>) -> &[Slot<K, C>] {
         set.slots.as_slice().get(1..=set.len).unwrap_or_default()
     }
 
     /// [`Layout::insert_piece`] in a table of element numbers of type `E` (the set's: `u16`
     /// when [`Dense::narrow`]).
     #[inline(always)]
-    fn insert_numbered<K: Pod + Eq + Send + Sync, C: Tally, T, E: ElementNumber, const PREFETCH: bool>(
+    fn insert_numbered<K: Key, C: Tally, T, E: ElementNumber, const PREFETCH: bool>(
         set: &mut CountSet<K, C>,
         piece: &[T],
         hash: &impl Fn(&T) -> u64,
@@ -185,7 +186,7 @@ impl Dense {
     }
 }
 
-impl<K: Pod + Eq + Send + Sync, C: Tally> Layout<K, C> for Dense {
+impl<K: Key, C: Tally> Layout<K, C> for Dense {
     #[inline(always)]
     fn max_keys(slots: usize) -> usize {
         Dense::max_keys(slots)

@@ -5,9 +5,8 @@
 //! and an empty slot's counts are zero already, so a new key and a present one are merged the
 //! same way.
 
+use crate::Key;
 use std::ops::Range;
-
-use bytemuck::Pod;
 
 use super::{invert, prefetch_ahead, slot_of, stored, CountSet, Entries, Layout, Slot, Tallies};
 use crate::arena::{Prefault, Zeroer};
@@ -21,7 +20,7 @@ pub(super) const SLOTS_PER_KEY: usize = 2;
 #[derive(Debug)]
 pub(super) struct Inline;
 
-impl<K: Pod + Eq + Send + Sync, C: Tally> Layout<K, C> for Inline {
+impl<K: Key, C: Tally> Layout<K, C> for Inline {
     #[inline(always)]
     fn max_keys(slots: usize) -> usize {
         slots / SLOTS_PER_KEY

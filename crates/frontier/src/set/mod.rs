@@ -23,6 +23,7 @@
 //! The key is stored with its bits inverted in every layout, so that an all-zero slot is an
 //! empty one (see [`Slot`]).
 
+use crate::Key;
 use std::ops::Range;
 
 use bytemuck::{Pod, Zeroable};
@@ -56,7 +57,7 @@ const CACHED_BYTES: usize = 1 << 20;
 /// zero-sized [`Packed`], [`Inline`] and [`Dense`]; private to this module and its files, so
 /// no other type implements it. Its functions take the whole set: the layout reads the slot
 /// bits and the shift, and keeps the number of keys as it inserts.
-trait Layout<K: Pod + Eq + Send + Sync, C: Tally> {
+trait Layout<K: Key, C: Tally> {
     /// The most keys a table of `slots` slots holds before it grows.
     fn max_keys(slots: usize) -> usize;
 
@@ -138,7 +139,7 @@ pub(crate) struct Slot<K, C> {
 // SAFETY: both fields are `Pod`, so all-zero bytes are a valid `Slot` (an empty one).
 unsafe impl<K: Pod, C: Pod> Zeroable for Slot<K, C> {}
 
-impl<K: Pod + Eq, C: Tally> Slot<K, C> {
+impl<K: Key, C: Tally> Slot<K, C> {
     /// True when the slot holds no key.
     #[inline(always)]
     pub(crate) fn is_empty(&self) -> bool {
@@ -157,7 +158,7 @@ pub(crate) fn invert<K: Pod>(mut key: K) -> K {
 
 /// A key as its slot stores it; panics on the one key that cannot be stored (all ones).
 #[inline(always)]
-pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
+pub(crate) fn stored<K: Key>(key: K) -> K {
     let s = invert(key);
     assert!(s != K::zeroed(), "a CountSet cannot store the key whose bits are all ones");
     s
@@ -197,7 +198,7 @@ pub(crate) fn stored<K: Pod + Eq>(key: K) -> K {
 /// two of them at once would otherwise write (their lengths) to one line.
 #[derive(Debug)]
 #[repr(align(128))]
-pub struct CountSet<K: Pod + Eq, C: Tally> {
+pub struct CountSet<K: Key, C: Tally> {
     /// Inline: the table. Dense: the elements, from element 1 (element 0 is the sentinel).
     slots: MmapArray<Slot<K, C>>,
     /// Dense only: the table of element numbers, `u32`s, or two `u16`s a `u32` while the table
@@ -211,7 +212,7 @@ pub struct CountSet<K: Pod + Eq, C: Tally> {
     pub(crate) shift: u32,
 }
 
-impl<K: Pod + Eq + Send + Sync, C: Tally> CountSet<K, C> {
+impl<K: Key, C: Tally> CountSet<K, C> {
     /// True when keys and counts share the table's slots (counts of at most 8 bytes, in a
     /// slot whose size is a power of two), false when the slots are dense behind a table of
     /// element numbers (see [`CountSet`]).
@@ -543,7 +544,7 @@ pub struct Tallies<'a, K, C> {
     words: &'a [u64],
 }
 
-impl<K: Pod + Eq + Send + Sync, C: Tally> Tallies<'_, K, C> {
+impl<K: Key, C: Tally> Tallies<'_, K, C> {
     /// The counts in slot `i` of the range.
     ///
     /// # Panics
@@ -591,7 +592,7 @@ impl<K, C> Entries<'_, K, C> {
     }
 }
 
-impl<K: Pod + Eq + Send + Sync, C: Tally> Iterator for Entries<'_, K, C> {
+impl<K: Key, C: Tally> Iterator for Entries<'_, K, C> {
     type Item = (usize, K, C);
 
     #[inline(always)]
@@ -845,7 +846,7 @@ mod tests {
     /// keys, each key's counts, and the keys read back whole and by two ranges.
     fn matches_a_hashmap<K, C>(shift: u32, ops: &[Op], key: impl Fn(u32) -> K, count: impl Fn(u32) -> C)
     where
-        K: Pod + Eq + Send + Sync + std::hash::Hash + std::fmt::Debug,
+        K: Key + std::hash::Hash + std::fmt::Debug,
         C: Tally + PartialEq + std::fmt::Debug,
     {
         let mut set = CountSet::<K, C>::new(shift);

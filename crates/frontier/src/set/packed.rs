@@ -3,6 +3,7 @@
 //! linearly at load at most 1/2 as in the inline layout, and an insert is one addition to a
 //! word: an empty word is zero, so a new key and a present one are merged the same way.
 
+use crate::Key;
 use std::ops::Range;
 
 use bytemuck::Pod;
@@ -63,10 +64,7 @@ impl Packed {
     }
 
     /// The keys and counts from table slot `i` on, up to the first empty one (a probe's path).
-    fn iter_from<K: Pod + Eq + Send + Sync, C: Tally>(
-        set: &CountSet<K, C>,
-        mut i: usize,
-    ) -> impl Iterator<Item = (K, C)> + '_ {
+    fn iter_from<K: Key, C: Tally>(set: &CountSet<K, C>, mut i: usize) -> impl Iterator<Item = (K, C)> + '_ {
         let words = set.words.as_slice();
         let mask = words.len() - 1;
         std::iter::from_fn(move || {
@@ -77,7 +75,7 @@ impl Packed {
     }
 }
 
-impl<K: Pod + Eq + Send + Sync, C: Tally> Layout<K, C> for Packed {
+impl<K: Key, C: Tally> Layout<K, C> for Packed {
     #[inline(always)]
     fn max_keys(slots: usize) -> usize {
         slots / inline::SLOTS_PER_KEY

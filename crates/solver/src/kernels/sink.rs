@@ -1,8 +1,7 @@
 //! Where [`super::direct`] puts the successors it keeps: the [`Sink`] trait, the one set,
 //! and the [`Routed`] sink that splits successors between the memory home and the outbox.
 
-use bytemuck::Pod;
-use frontier::Tally;
+use frontier::{Key, Tally};
 use state::PackedKey;
 
 use super::Batch;
@@ -104,7 +103,7 @@ impl<K, C, S: Sink<K, C>> Sink<K, C> for &mut S {
 /// A [`Sink`] for a depth whose partitions do not all stay in memory: successors of the
 /// partitions kept in memory go into `set`, the others to the depth's
 /// [`Outbox`](crate::home::Outbox), through this thread's [`Sender`].
-pub(crate) struct Routed<'a, 's, K: Pod + Eq + Send + Sync, C: Tally, S> {
+pub(crate) struct Routed<'a, 's, K: Key, C: Tally, S> {
     /// Where the successors kept in memory go.
     pub set: S,
     /// Where the others go.

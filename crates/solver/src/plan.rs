@@ -171,6 +171,15 @@ pub(crate) fn parallel_last(f: &Facts, fill: &fill::Choice) -> bool {
     parallel(f) && !fill.one_thread()
 }
 
+/// True when the depth about to be made and the run's last depth run as one pass that stores
+/// nothing: the last depth's counts are summed from every successor of the positions the
+/// depth before it would store. Only where those successor sums are cheap (`cheap_sums`, a
+/// property of the counting and the rules) and no depth's positions are wanted
+/// (`keep_positions`: boards counted, or every depth's answer).
+pub(crate) fn last_two_in_one(f: &Facts, cheap_sums: bool, keep_positions: bool) -> bool {
+    cheap_sums && f.depth + 1 == f.target && !keep_positions
+}
+
 /// The plan of a depth that stores its successors, given where the budget puts the next
 /// depth's partitions and the fill's choice so far.
 pub(crate) fn depth(f: &Facts, partitions: budget::Plan, fill: &fill::Choice) -> DepthPlan {
@@ -308,6 +317,15 @@ mod tests {
 
     fn plan(f: &Facts) -> DepthPlan {
         depth(f, budget::Plan::IN_MEMORY, &fill::Choice::new(Fill::Auto))
+    }
+
+    #[test]
+    fn the_last_two_depths_are_one_pass_only_before_the_last_with_cheap_sums_and_nothing_kept() {
+        assert!(last_two_in_one(&facts(39, 40, 1000, 1.3), true, false));
+        assert!(!last_two_in_one(&facts(40, 40, 1000, 1.3), true, false));
+        assert!(!last_two_in_one(&facts(38, 40, 1000, 1.3), true, false));
+        assert!(!last_two_in_one(&facts(39, 40, 1000, 1.3), false, false));
+        assert!(!last_two_in_one(&facts(39, 40, 1000, 1.3), true, true));
     }
 
     /// Sizes (positions at a depth and the one before) from real runs: the 3x3 boards with a

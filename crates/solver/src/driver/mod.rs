@@ -348,14 +348,13 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 // (small searches never get here, nor start the pool).
                 return rayon::scope(|_| self.depths(p, depth, config, observe));
             }
-            let d = p.done;
             self.io = (0, 0);
-            if self.weights.cheap_successor_sums(self.rules)
-                && d + 2 == depth
-                && !self.count_boards
-                && !config.all_depths
-            {
-                // The last two depths in one pass: nothing stored.
+            let cheap_sums = self.weights.cheap_successor_sums(self.rules);
+            if plan::last_two_in_one(
+                &self.facts(p.done + 1),
+                cheap_sums,
+                self.count_boards || config.all_depths,
+            ) {
                 self.last_two_depths(p, depth, observe)?;
                 break;
             }

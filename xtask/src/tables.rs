@@ -128,7 +128,9 @@ fn count(solver: &Path, spec: &Spec, work: &Path) -> Result<Made> {
     if spec.minutes > 0 {
         let scratch = work.join("scratch");
         std::fs::create_dir_all(&scratch)?;
-        cmd.arg("--work-dir").arg(&scratch);
+        // A long count keeps as much of its frontier in memory as the machine leaves it: each
+        // partition kept there is one that does not take disk space as unmerged records.
+        cmd.arg("--work-dir").arg(&scratch).arg("--memory-limit").arg(memory_limit()?.to_string());
         if resume {
             cmd.arg("--resume").arg(&ck);
         } else {
@@ -189,6 +191,13 @@ fn count(solver: &Path, spec: &Spec, work: &Path) -> Result<Made> {
     made.rows = rows;
     made.summary = err.lines().find(|l| l.starts_with("every game over")).map(str::to_string);
     Ok(made)
+}
+
+/// The memory a long count may take: five eighths of the physical memory, which leaves the
+/// rest to the system and to the builds that run beside it.
+fn memory_limit() -> Result<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").context("/proc/meminfo")?;
+    Ok(proc_figure(&meminfo, "MemTotal:") * 1024 / 8 * 5)
 }
 
 /// The rows of `d perft ended boards` lines.

@@ -818,22 +818,14 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         true => Some(crate::verify::build_mpi_solver(root, "release")?),
         false => None,
     };
+    let oracle = crate::build_reference(root)?;
     let ours = Ours {
         dist: build_dist(root)?,
         cargo_build: build_solver(root)?,
-        oracle: root.join("target/release/examples/reference"),
+        oracle,
         mpi: mpi.as_ref().map(|m| fresh_copy(root, m, "solver-mpi")).transpose()?,
         baseline: baseline.as_ref().map(|b| fresh_copy(root, Path::new(b), "solver-baseline")).transpose()?,
     };
-    crate::run_cmd(Command::new(env!("CARGO")).args([
-        "build",
-        "--release",
-        "--quiet",
-        "-p",
-        "solver",
-        "--example",
-        "reference",
-    ]))?;
     let backend = crate::verify::backend(&ours.dist)?;
     let ours = Ours {
         dist: fresh_copy(root, &ours.dist, "solver")?,

@@ -135,6 +135,20 @@ fn build_solver(root: &Path) -> Result<PathBuf> {
     Ok(exe)
 }
 
+/// Builds the plain reference solver (`examples/reference.rs`, optimised) and returns its path.
+fn build_reference(root: &Path) -> Result<PathBuf> {
+    run_cmd(Command::new(env!("CARGO")).args([
+        "build",
+        "--release",
+        "--quiet",
+        "-p",
+        "solver",
+        "--example",
+        "reference",
+    ]))?;
+    Ok(root.join("target/release/examples/reference"))
+}
+
 /// Where `cargo xtask dist` builds, relative to the workspace root: a target directory of its
 /// own, so that it and `cargo build` do not rebuild each other's binary.
 const DIST_DIR: &str = "target/dist";

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::{build_solver, check_args, run_cmd};
+use crate::{build_reference, build_solver, check_args, run_cmd};
 
 /// One table to make.
 struct Spec {
@@ -78,16 +78,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         value("--minutes").map(|m| m.parse::<u64>()).transpose().context("--minutes")?.unwrap_or(60);
     let only = value("--only");
     let solver = build_solver(root)?;
-    run_cmd(Command::new(env!("CARGO")).args([
-        "build",
-        "--release",
-        "--quiet",
-        "-p",
-        "solver",
-        "--example",
-        "reference",
-    ]))?;
-    let reference = root.join("target/release/examples/reference");
+    let reference = build_reference(root)?;
     let (work, out) = (root.join("target/tables"), root.join("docs/tables"));
     std::fs::create_dir_all(&work)?;
     std::fs::create_dir_all(&out)?;

@@ -184,11 +184,12 @@ fn count(solver: &Path, spec: &Spec, work: &Path) -> Result<Made> {
     Ok(made)
 }
 
-/// The memory a long count may take: five eighths of the physical memory, which leaves the
-/// rest to the system and to the builds that run beside it.
+/// The memory a long count may take: half the physical memory (a run's peak passes its limit
+/// by the buffers of the depth in progress), which leaves the rest to the system and to the
+/// builds that run beside it.
 fn memory_limit() -> Result<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").context("/proc/meminfo")?;
-    Ok(proc_figure(&meminfo, "MemTotal:") * 1024 / 8 * 5)
+    Ok(proc_figure(&meminfo, "MemTotal:") * 1024 / 2)
 }
 
 /// The rows of `d perft ended boards` lines.

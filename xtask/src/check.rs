@@ -5,6 +5,8 @@
 //!   newer than the workspace's own, so that the toolchain the README names builds it.
 //! * **The library without the command line.** `solver` with `default-features = false`
 //!   depends on none of the command line's crates.
+//! * **The size rule** (`size.rs`): no function over 80 lines, no file over 900, in
+//!   `crates/*/src`.
 
 use std::process::Command;
 
@@ -14,11 +16,12 @@ use anyhow::{bail, Context, Result};
 const CLI_ONLY: [&str; 7] =
     ["clap", "clap_complete", "clap_mangen", "terminal_size", "indicatif", "serde_json", "parse-size"];
 
-/// Runs both checks; an error names every package that breaks one.
-pub fn run(args: &[String]) -> Result<()> {
+/// Runs the checks; an error names every package that breaks one.
+pub fn run(root: &std::path::Path, args: &[String]) -> Result<()> {
     crate::check_args("check", args, &[], &[])?;
     msrv()?;
     library()?;
+    crate::size::run(root)?;
     Ok(())
 }
 

@@ -25,24 +25,11 @@ pub fn main(args: &Args) -> ExitCode {
         let _ = writeln!(io::stderr(), "rank {rank}: panicked; ending every rank");
         crate::mpi::abort(101)
     }));
-    // Rank 0's status (0, or the exit code of its failure) and then the problem's text.
-    let mut message = vec![0u8];
     let mut stdout = (rank == 0).then(Stdout::open);
-    if rank == 0 {
-        let read = match &stdout {
-            Some(Err(e)) => Err((1, format!("cannot write to stdout: {e}"))),
-            _ => read_input(args.file.as_ref()).and_then(|(bytes, source)| {
-                parse_bytes(&bytes).map(|_| bytes).map_err(|e| (2, format!("{source}: {e}")))
-            }),
-        };
-        match read {
-            Ok(bytes) => message.extend_from_slice(&bytes),
-            Err((code, msg)) => {
-                let _ = writeln!(io::stderr(), "error: {msg}");
-                message[0] = code;
-            }
-        }
-    }
+    let mut message = match &stdout {
+        Some(stdout) => rank_zero_message(args, stdout),
+        None => vec![0u8],
+    };
     ranks.broadcast(&mut message);
     if message[0] != 0 {
         return ExitCode::from(message[0]);
@@ -100,5 +87,23 @@ pub fn main(args: &Args) -> ExitCode {
     match finish(args, &problem, &answer, &options, started.elapsed().as_secs_f64(), &mut stdout) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failed) => failed.exit(),
+    }
+}
+
+/// What rank 0 sends every rank: its status (0, or the exit code of its failure, said on
+/// stderr) and then the problem's text, read and checked.
+fn rank_zero_message(args: &Args, stdout: &io::Result<Stdout>) -> Vec<u8> {
+    let read = match stdout {
+        Err(e) => Err((1, format!("cannot write to stdout: {e}"))),
+        Ok(_) => read_input(args.file.as_ref()).and_then(|(bytes, source)| {
+            parse_bytes(&bytes).map(|_| bytes).map_err(|e| (2, format!("{source}: {e}")))
+        }),
+    };
+    match read {
+        Ok(bytes) => [&[0u8][..], &bytes].concat(),
+        Err((code, msg)) => {
+            let _ = writeln!(io::stderr(), "error: {msg}");
+            vec![code]
+        }
     }
 }

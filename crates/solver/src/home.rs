@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytemuck::Pod;
-use frontier::spill::{DiskReserve, RecordReader, RecordWriter, Written};
+use frontier::spill::{DiskReserve, FileError, RecordReader, RecordWriter, Written};
 use frontier::{key_hash, shard_of_hash, CountSet, Frontier, Key, Tally};
 
 use crate::budget::{partition_of, Plan};
@@ -576,8 +576,8 @@ pub(crate) fn deliver<K: Key, C: Tally>(bytes: &[u8], next: &mut Frontier<K, C>,
 }
 
 /// An I/O error that names what failed and on which path (`cannot write /x/y: No space...`).
-pub(crate) fn at<'a>(what: &'a str, path: &'a Path) -> impl FnOnce(io::Error) -> io::Error + 'a {
-    move |e| io::Error::new(e.kind(), format!("{what} {}: {e}", path.display()))
+pub(crate) fn at<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> io::Error + 'a {
+    move |e| FileError::new(what, path, e).into()
 }
 
 /// The file of partition `q` in `dir`.

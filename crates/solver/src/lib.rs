@@ -33,6 +33,7 @@ mod checkpoint;
 pub mod cluster;
 mod dispatch;
 mod driver;
+mod error;
 mod fill;
 mod home;
 mod input;
@@ -54,6 +55,7 @@ pub mod cli;
 pub struct ReadmeSnippets;
 
 pub use budget::default_memory_limit;
+pub use error::{CheckpointError, CheckpointErrorKind, Error, Result};
 pub use input::{parse, parse_bytes, InputError, Problem};
 
 /// The most worker threads a search takes ([`Options::threads`]): more only wait for cores,
@@ -181,7 +183,7 @@ pub fn on_first_scratch(first: fn()) {
 /// [`MAX_THREADS`], the thread pool cannot start, a
 /// checkpoint is refused (a directory not empty, another problem's), or a file of the frontier
 /// on disk cannot be written or read back intact.
-pub fn solve(board: &Board, depth: u32, options: &Options) -> anyhow::Result<Answer> {
+pub fn solve(board: &Board, depth: u32, options: &Options) -> Result<Answer> {
     solve_observed(board, depth, options, &mut |_| ())
 }
 
@@ -195,7 +197,7 @@ pub fn solve_observed(
     depth: u32,
     options: &Options,
     observe: &mut (dyn FnMut(&DepthStats) + Send),
-) -> anyhow::Result<Answer> {
+) -> Result<Answer> {
     solve_distributed(board, depth, options, &Solo, observe)
 }
 
@@ -216,7 +218,7 @@ pub fn solve_distributed(
     options: &Options,
     cluster: &dyn Cluster,
     observe: &mut (dyn FnMut(&DepthStats) + Send),
-) -> anyhow::Result<Answer> {
+) -> Result<Answer> {
     let mut answer = search(board, depth, options, cluster, observe)?;
     if options.all_depths {
         // Every path ended before `depth`: the later depths add nothing.
@@ -235,7 +237,7 @@ pub(crate) fn search(
     options: &Options,
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
-) -> anyhow::Result<Answer> {
+) -> Result<Answer> {
     let mut run = move || choose(board, depth, options, Counting::Hashes, cluster, observe);
     on_pool(options, cluster, &mut run).map(|(answer, _)| answer)
 }
@@ -244,14 +246,14 @@ pub(crate) fn search(
 fn on_pool<T: Send>(
     options: &Options,
     cluster: &dyn Cluster,
-    run: &mut (dyn FnMut() -> anyhow::Result<T> + Send),
-) -> anyhow::Result<T> {
+    run: &mut (dyn FnMut() -> Result<T> + Send),
+) -> Result<T> {
     // Ranks that are threads of one process need a pool each: a rank waiting in a collective
     // holds its pool's thread.
     let threads = options.threads.or((cluster.size() > 1).then(rayon::current_num_threads));
     match threads {
         Some(n) if !(1..=MAX_THREADS).contains(&n) => {
-            anyhow::bail!("{n} threads: a search takes 1 to {MAX_THREADS}")
+            Err(Error::options(format!("{n} threads: a search takes 1 to {MAX_THREADS}")))
         }
         // Asked on a thread of a pool of that many threads (the `solver` binary's `--threads N`
         // runs on its main thread so): that pool, with no thread to start, or to hand the
@@ -264,7 +266,10 @@ fn on_pool<T: Send>(
             run()
         }
         Some(n) => {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(n).build()?;
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .map_err(|e| Error::ThreadPool { source: Box::new(e) })?;
             pool.install(run)
         }
         None => run(),
@@ -282,11 +287,9 @@ enum Counting {
 }
 
 /// The backend `options` ask for, checked against this CPU.
-fn level(options: &Options) -> anyhow::Result<Level> {
+fn level(options: &Options) -> Result<Level> {
     match options.backend {
-        Some(l) if !l.is_available() => {
-            anyhow::bail!("the {} backend is not available on this CPU", l.name())
-        }
+        Some(l) if !l.is_available() => Err(Error::Backend { level: l }),
         Some(l) => Ok(l),
         None => Ok(Level::detect()),
     }
@@ -302,7 +305,7 @@ fn choose(
     counting: Counting,
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
-) -> anyhow::Result<Run> {
+) -> Result<Run> {
     let level = level(options)?;
     let shape = board.shape();
     if shape == Shape::SQUARE3 && !options.general {
@@ -369,10 +372,10 @@ fn with_rules<R: Rules>(
     path: &'static str,
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
-) -> anyhow::Result<Run> {
+) -> Result<Run> {
     let outcome = if let Counting::Exact { state_space } = counting {
         if options.no_symmetry || options.lanes || options.all_depths {
-            anyhow::bail!("exact counts take neither --no-symmetry, --lanes nor --all-depths");
+            return Err(Error::options("exact counts take neither --no-symmetry, --lanes nor --all-depths"));
         }
         let exact = weights::Exact::of(rules, rules.pack(board.cells()));
         let config =
@@ -422,7 +425,7 @@ fn run_rules<R: Rules>(
     options: &Options,
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
-) -> anyhow::Result<driver::Outcome> {
+) -> Result<driver::Outcome> {
     let start = rules.pack(board.cells());
     let config = hashes_config(options);
     if !options.lanes {
@@ -477,7 +480,7 @@ fn run_weighted<R: Rules, W: weights::Weights>(
     config: driver::RunConfig,
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
-) -> anyhow::Result<driver::Outcome> {
+) -> Result<driver::Outcome> {
     let shape = board.shape();
     // What a checkpoint records of the problem (made only for a run that checkpoints).
     let identity = || checkpoint::Identity {
@@ -491,7 +494,7 @@ fn run_weighted<R: Rules, W: weights::Weights>(
         ranks: (cluster.size() > 1).then(|| (cluster.rank(), cluster.size())),
     };
     // With several ranks, each checkpoints into its own directory within the one given.
-    let own = |dir: &std::path::Path, resume: bool| -> anyhow::Result<std::path::PathBuf> {
+    let own = |dir: &std::path::Path, resume: bool| -> Result<std::path::PathBuf> {
         if cluster.size() > 1 {
             checkpoint::rank_dir(dir, cluster, resume)
         } else {
@@ -506,22 +509,25 @@ fn run_weighted<R: Rules, W: weights::Weights>(
     };
     let mut resume = None;
     match (&options.checkpoint, &options.resume) {
-        (Some(c), Some(r)) if c != r => anyhow::bail!(
-            "--checkpoint {} and --resume {}: a resumed run goes on checkpointing into the directory it resumes; give --resume alone",
-            c.display(),
-            r.display()
-        ),
+        (Some(c), Some(r)) if c != r => {
+            return Err(Error::options(format!(
+                "--checkpoint {} and --resume {}: a resumed run goes on checkpointing into the directory it resumes; give --resume alone",
+                c.display(),
+                r.display()
+            )))
+        }
         (_, Some(dir)) => {
             if options.all_depths {
-                anyhow::bail!("--all-depths cannot be combined with --resume (the answers of the depths before the checkpoint are not saved)");
+                return Err(Error::options("--all-depths cannot be combined with --resume (the answers of the depths before the checkpoint are not saved)"));
             }
             let dir = own(dir, true)?;
             let (ck, manifest) = cluster::agree(cluster, checkpoint::Checkpoint::resume(&dir, &identity()))?;
             let depths = cluster.all_gather(&[u64::from(manifest.depth)]);
             if depths.iter().any(|&d| d != depths[0]) {
-                anyhow::bail!(
+                let message = format!(
                     "the ranks' checkpoints are at different depths ({depths:?}, by rank): the run was stopped while they were committing; it cannot resume"
                 );
+                return Err(Error::checkpoint(CheckpointErrorKind::OtherRanks, &dir, message));
             }
             storage.checkpoint = Some(ck);
             resume = Some(manifest);

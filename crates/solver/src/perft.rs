@@ -9,6 +9,7 @@
 
 use state::Board;
 
+use crate::error::{Error, Result};
 use crate::moves::{legal_moves, play, Move};
 use crate::stats::{DepthStats, Observer};
 use crate::{
@@ -65,7 +66,7 @@ pub struct Perft {
 /// As [`crate::solve`]; also when a depth's counts could pass 2^128 (the error names the
 /// depth), and for options that do not apply to exact counts (`no_symmetry`, `lanes`,
 /// `all_depths`).
-pub fn perft(board: &Board, depth: u32, options: &Options) -> anyhow::Result<Perft> {
+pub fn perft(board: &Board, depth: u32, options: &Options) -> Result<Perft> {
     perft_distributed(board, depth, options, &Solo, &mut |_| ())
 }
 
@@ -80,7 +81,7 @@ pub fn perft_distributed(
     options: &Options,
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
-) -> anyhow::Result<Perft> {
+) -> Result<Perft> {
     let counting = Counting::Exact { state_space: depth == u32::MAX };
     let mut run = move || choose(board, depth, options, counting, cluster, observe);
     let (answer, state_space) = on_pool(options, cluster, &mut run)?;
@@ -140,7 +141,7 @@ pub struct Division {
 /// # Errors
 /// A depth of 0 (no first move), a checkpoint asked for (a division is many searches), and
 /// the errors of [`perft`].
-pub fn divide(board: &Board, depth: u32, options: &Options) -> anyhow::Result<Division> {
+pub fn divide(board: &Board, depth: u32, options: &Options) -> Result<Division> {
     divide_distributed(board, depth, options, &Solo)
 }
 
@@ -153,12 +154,12 @@ pub fn divide_distributed(
     depth: u32,
     options: &Options,
     cluster: &dyn Cluster,
-) -> anyhow::Result<Division> {
+) -> Result<Division> {
     if depth == 0 {
-        anyhow::bail!("a division needs a depth of at least 1: it splits by the first move");
+        return Err(Error::options("a division needs a depth of at least 1: it splits by the first move"));
     }
     if options.checkpoint.is_some() || options.resume.is_some() {
-        anyhow::bail!("a division is a search a first move: it takes no checkpoint");
+        return Err(Error::options("a division is a search a first move: it takes no checkpoint"));
     }
     let options = Options { all_depths: false, count_boards: false, ..options.clone() };
     let mut moves = Vec::new();

@@ -21,7 +21,7 @@ fn work(name: &str) -> tempfile::TempDir {
 }
 
 /// Every rank's result of one search by `n` ranks, in rank order.
-fn ranks(board: &Board, depth: u32, options: &Options, n: usize) -> Vec<anyhow::Result<Answer>> {
+fn ranks(board: &Board, depth: u32, options: &Options, n: usize) -> Vec<solver::Result<Answer>> {
     std::thread::scope(|s| {
         let handles: Vec<_> = InProcess::ranks(n)
             .into_iter()

@@ -451,10 +451,15 @@ fn progress_target(args: &Args) -> Option<indicatif::ProgressDrawTarget> {
 }
 
 /// A failed search's exit code and message: disk trouble (unwritable, full, corrupt) is exit
-/// 1; refused options are exit 2.
-fn failure(e: anyhow::Error) -> (u8, String) {
-    let io = e.chain().any(|c| c.is::<io::Error>());
-    (if io { 1 } else { 2 }, format!("{e:#}"))
+/// 1; refused options, input and checkpoints are exit 2.
+fn failure(e: crate::Error) -> (u8, String) {
+    use crate::{CheckpointErrorKind, Error};
+    let disk = match &e {
+        Error::Io { .. } | Error::Mpi { .. } => true,
+        Error::Checkpoint(c) => c.kind() == CheckpointErrorKind::Corrupt,
+        _ => false,
+    };
+    (if disk { 1 } else { 2 }, e.to_string())
 }
 
 /// Reports a finished search: the checkpoint's place and the statistics on stderr; on

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use anyhow::Result;
 use frontier::spill::DiskReserve;
 use frontier::{CountSet, Tally};
 use rayon::prelude::*;
@@ -12,6 +11,7 @@ use state::{Counts, Rules};
 
 use super::Search;
 use crate::checkpoint::{Checkpoint, Identity, Manifest};
+use crate::error::Result;
 use crate::home::{self, Part, Place, Pool, Scratch};
 use crate::weights::Weights;
 

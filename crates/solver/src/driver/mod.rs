@@ -31,7 +31,6 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use anyhow::Result;
 use frontier::{CountSet, Frontier, Tally};
 use rayon::prelude::*;
 use state::{Counts, PackedKey, Rules};
@@ -39,6 +38,7 @@ use state::{Counts, PackedKey, Rules};
 use crate::budget::{Budget, Need};
 use crate::checkpoint::Manifest;
 use crate::cluster::{self, Cluster, Ranks};
+use crate::error::{Error, Result};
 use crate::fill::{self, Fill};
 use crate::home::{Away, Outbox};
 use crate::kernels::{add, own_hash, Batches, Chunk, Letters, Lined, Made, Post, Waiting};
@@ -380,12 +380,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             }
         };
         if paths.checked_mul(most_moves(self.rules.shape())).is_none() {
-            anyhow::bail!(
-                "depth {}: its exact counts could pass 2^128 (depth {} has {paths} move sequences); the count stops at depth {}",
-                p.done + 1,
-                p.done,
-                p.done
-            );
+            return Err(Error::Overflow { depth: p.done + 1, sequences: paths });
         }
         Ok(())
     }

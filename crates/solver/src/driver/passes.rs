@@ -3,13 +3,13 @@
 
 use std::time::Instant;
 
-use anyhow::Result;
 use frontier::{CountSet, Tally};
 use rayon::prelude::*;
 use state::Rules;
 
 use super::Search;
 use crate::dispatch;
+use crate::error::Result;
 use crate::home;
 use crate::kernels::{Chunk, Ctx};
 use crate::stats::DepthStats;

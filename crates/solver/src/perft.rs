@@ -18,6 +18,7 @@ use crate::{
 
 /// One depth of a perft table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PerftRow {
     /// The number of moves.
     pub depth: u32,
@@ -31,6 +32,7 @@ pub struct PerftRow {
 
 /// What a table that reaches the end of every game adds ([`Perft::whole_game`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WholeGame {
     /// The number of games: move sequences from the start that fill the board (Σ `ended`).
     pub games: u128,
@@ -44,6 +46,7 @@ pub struct WholeGame {
 
 /// An exact count from a board ([`perft`]).
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Perft {
     /// One row a depth from 1, up to the depth asked for or to the last depth at which a
     /// game is still going (after it, every count is 0). A resumed run has the rows after
@@ -110,6 +113,7 @@ pub fn perft_distributed(
 
 /// One first move of a [`Division`].
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MoveCount {
     /// The move.
     pub played: Move,
@@ -124,6 +128,7 @@ pub struct MoveCount {
 
 /// A perft count split by first move ([`divide`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Division {
     /// One entry a legal first move, in [`legal_moves`]'s order.
     pub moves: Vec<MoveCount>,

@@ -45,6 +45,7 @@ use crate::kernels::{add, own_hash, Batches, Chunk, Letters, Lined, Made, Post, 
 use crate::plan::{self, DepthPlan, Facts, Way};
 use crate::stats::{peak_memory, DepthStats, Observer, RankSummary};
 use crate::weights::{wide_counts, Weights};
+use crate::Cancel;
 
 mod disk;
 mod exec;
@@ -120,6 +121,9 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     storage: Storage,
     /// Bytes read and written by the current depth.
     io: (u64, u64),
+    /// Stops the run between depths (every rank together), or within a depth at the next
+    /// chunk or source (one rank alone).
+    pub(crate) cancel: Option<Cancel>,
 }
 
 /// What a run computes besides the answer.
@@ -211,6 +215,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             budget,
             storage,
             io: (0, 0),
+            cancel: None,
         }
     }
 
@@ -348,6 +353,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 // (small searches never get here, nor start the pool).
                 return rayon::scope(|_| self.depths(p, depth, config, observe));
             }
+            self.stop_between_depths()?;
             self.io = (0, 0);
             let cheap_sums = self.weights.cheap_successor_sums(self.rules);
             if plan::last_two_in_one(
@@ -360,6 +366,36 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             }
             self.check_exact(p)?;
             self.one_depth(p, depth, config, observe)?;
+        }
+        Ok(())
+    }
+
+    /// Stops before the depth after `self.depth` when any rank's run was cancelled.
+    /// Collective: every rank learns whether one was, and they all stop together.
+    fn stop_between_depths(&self) -> Result<()> {
+        let mine = self.cancel.as_ref().is_some_and(Cancel::is_cancelled);
+        let any =
+            if self.ranks.n > 1 { cluster::sum_over(self.cluster, &[u64::from(mine)])[0] > 0 } else { mine };
+        if any {
+            return Err(Error::Cancelled { depth: self.depth + 1 });
+        }
+        Ok(())
+    }
+
+    /// What stops the depth in progress at its next chunk: the token, for a run of one rank
+    /// (ranks stop together, between depths).
+    pub(super) fn stop(&self) -> Option<Cancel> {
+        if self.ranks.n == 1 {
+            self.cancel.clone()
+        } else {
+            None
+        }
+    }
+
+    /// Stops the depth in progress (one rank alone) when the run was cancelled.
+    pub(super) fn stop_within_depth(&self) -> Result<()> {
+        if stopped(&self.stop()) {
+            return Err(Error::Cancelled { depth: self.depth + 1 });
         }
         Ok(())
     }
@@ -542,7 +578,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             let (e, r) = s.expand_source(&plan, outbox.as_ref(), &mut stats.ended_paths);
             ended = ended.merge(e);
             records += r;
-            Ok(())
+            s.stop_within_depth()
         })?;
         // What the fill's trials measure, and must beat.
         let seconds = cleared + expanding.elapsed().as_secs_f64();
@@ -680,6 +716,11 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let stored: u64 = self.next.shards().par_iter().map(count).sum();
         stored + count(&self.ended)
     }
+}
+
+/// True when `stop` holds a cancelled token.
+pub(super) fn stopped(stop: &Option<Cancel>) -> bool {
+    stop.as_ref().is_some_and(Cancel::is_cancelled)
 }
 
 /// Sets its flag when dropped: stops a detached job when the work it runs beside ends, however

@@ -17,7 +17,6 @@
 //! ```
 
 use mpi::datatype::{Partition, PartitionMut};
-use mpi::environment::Universe;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::{Count, Threading};

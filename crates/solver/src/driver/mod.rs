@@ -552,19 +552,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         self.phase_seconds = [0.0; 2];
         self.ended.clear_for(0);
         self.target = target;
-        let facts = self.facts(stats.depth);
         let total = self.depth_states() as usize;
-        let partitions = self.budget.plan(&Need {
-            states: total as u64,
-            growth: self.growth,
-            position_bytes: facts.budget_position_bytes,
-            resident_bytes: self.cur.bytes() as u64,
-            largest_away: self.away.largest(),
-            // (Asking rayon for its thread count starts the pool: only for a parallel depth.)
-            threads: if plan::parallel(&facts) { rayon::current_num_threads() } else { 1 },
-        });
-        let plan = plan::depth(&facts, partitions, &self.fill);
-        self.fill = plan.fill.clone();
+        let plan = self.plan_depth(stats.depth);
+        let partitions = plan.partitions;
         stats.fill = plan.way.fill();
         let clearing = Instant::now();
         self.prepare_next(&plan);
@@ -589,6 +579,23 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         }
         let states = self.finish_depth(stats, &plan, outbox, total, records)?;
         Ok((ended, states, records as u64))
+    }
+
+    /// How depth `depth` runs: the budget's partitions, then the plan ([`plan::depth`]).
+    fn plan_depth(&mut self, depth: u32) -> DepthPlan {
+        let facts = self.facts(depth);
+        let partitions = self.budget.plan(&Need {
+            states: self.depth_states(),
+            growth: self.growth,
+            position_bytes: facts.budget_position_bytes,
+            resident_bytes: self.cur.bytes() as u64,
+            largest_away: self.away.largest(),
+            // (Asking rayon for its thread count starts the pool: only for a parallel depth.)
+            threads: if plan::parallel(&facts) { rayon::current_num_threads() } else { 1 },
+        });
+        let plan = plan::depth(&facts, partitions, &self.fill);
+        self.fill = plan.fill.clone();
+        plan
     }
 
     /// Makes the next memory home ready for `plan`: its shards, sized, on huge pages when the
@@ -832,6 +839,40 @@ mod tests {
         for fill in [Fill::Owned, Fill::OneLock, Fill::Auto] {
             assert!(one == frontiers(2, fill), "two threads, {fill:?}");
             assert!(one == frontiers(3, fill), "three threads, {fill:?}");
+        }
+    }
+
+    /// A depth whose run is cancelled expands no chunk, whichever way it runs (one thread,
+    /// owned, one lock), and its step stops with the cancelled error naming it.
+    #[test]
+    fn a_cancelled_depth_expands_no_chunk() {
+        let grid = Grid::<u64>::new(Shape::new(4, 4).unwrap(), Level::Portable);
+        for (threads, fill) in [(1, Fill::Auto), (2, Fill::Owned), (2, Fill::OneLock)] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let mut search =
+                    Search::new(&grid, Lanes, Budget::new(None), Storage::default(), &crate::cluster::Solo);
+                search.fill = fill::Choice::new(fill);
+                let (c, t) = grid.canonical(grid.pack(&[0; 16]));
+                search.cur.reset(0, 1);
+                search.cur.shard_mut(0).insert(c, &Lanes.start(&grid, t));
+                // Grown until a depth is parallel (on two threads).
+                while search.depth_states() < 4 * plan::PARALLEL_MIN as u64 {
+                    search.step(&mut DepthStats::default(), u32::MAX).unwrap();
+                    search.depth += 1;
+                }
+                let plan = search.plan_depth(search.depth + 1);
+                assert_eq!(plan.way.fill(), (threads > 1).then_some(fill), "{plan:?}");
+                search.prepare_next(&plan);
+                let cancel = Cancel::new();
+                search.cancel = Some(cancel.clone());
+                cancel.cancel();
+                let (_, records) = search.expand_source(&plan, None, &mut 0);
+                assert_eq!((records, search.next.len()), (0, 0), "{threads} threads, {fill:?}");
+                let stopped = search.step(&mut DepthStats::default(), u32::MAX);
+                let depth = search.depth + 1;
+                assert!(matches!(stopped, Err(Error::Cancelled { depth: d }) if d == depth), "{stopped:?}");
+            });
         }
     }
 

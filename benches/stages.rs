@@ -361,11 +361,11 @@ fn whole_search(c: &mut Criterion) {
     g.sample_size(10);
     let empty3 = Board::empty(Shape::SQUARE3);
     for threads in [1, 2] {
-        let o = Options { threads: Some(threads), ..Options::default() };
+        let o = Options::default().with_threads(threads);
         g.bench_function(format!("empty3x3-d40-t{threads}"), |b| b.iter(|| solve(&empty3, 40, &o).unwrap()));
     }
     let empty4 = Board::empty(Shape::new(4, 4).unwrap());
-    let o = Options { threads: Some(1), ..Options::default() };
+    let o = Options::default().with_threads(1);
     g.bench_function("empty4x4-d12-t1", |b| b.iter(|| solve(&empty4, 12, &o).unwrap()));
     g.finish();
 }

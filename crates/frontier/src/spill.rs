@@ -38,8 +38,87 @@ fn header(key_size: usize, count_size: usize, records: u64) -> [u8; HEADER] {
     h
 }
 
-fn with_path(e: io::Error, what: &str, path: &Path) -> io::Error {
-    io::Error::new(e.kind(), format!("{what} {}: {e}", path.display()))
+fn with_path(e: io::Error, action: &'static str, path: &Path) -> io::Error {
+    FileError::new(action, path, e).into()
+}
+
+/// A file's contents that are not what they must be: an `InvalidData` error naming the file.
+fn bad_data(path: &Path, why: &str) -> io::Error {
+    FileError::new("", path, io::Error::new(io::ErrorKind::InvalidData, why.to_string())).into()
+}
+
+/// What failed on a file: the action, the file and the system's error (or, for contents that
+/// are not what they must be, an `InvalidData` error saying what is wrong).
+///
+/// Every error of this module is an [`io::Error`] of its source's kind that carries a
+/// `FileError` ([`FileError::of`] finds it) and shows as it does: `cannot write
+/// /tmp/f.rec: No space left on device (os error 28)`, or `/tmp/f.rec: truncated`.
+///
+/// ```
+/// use frontier::spill::FileError;
+/// use std::io;
+///
+/// let e: io::Error = FileError::new("cannot write", "/tmp/f.rec", io::ErrorKind::StorageFull.into()).into();
+/// assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+/// assert_eq!(FileError::of(&e).unwrap().path, std::path::Path::new("/tmp/f.rec"));
+/// assert!(e.to_string().starts_with("cannot write /tmp/f.rec: "));
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct FileError {
+    /// What was being done (`cannot write`), or empty when the file's contents are to blame.
+    pub action: &'static str,
+    /// The file (or directory).
+    pub path: PathBuf,
+    /// The system's error, or what is wrong with the contents (`InvalidData`).
+    pub source: io::Error,
+}
+
+impl FileError {
+    /// `action` on `path` failed with `source`.
+    pub fn new(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> FileError {
+        FileError { action, path: path.into(), source }
+    }
+
+    /// The `FileError` that `e` carries, if any.
+    pub fn of(e: &io::Error) -> Option<&FileError> {
+        e.get_ref().and_then(|inner| inner.downcast_ref::<FileError>())
+    }
+
+    /// `e` as a `FileError`: the one it carries, or `Err(e)` when it carries none.
+    ///
+    /// # Errors
+    /// `e` itself, when it carries no `FileError`.
+    pub fn take(e: io::Error) -> Result<FileError, io::Error> {
+        if FileError::of(&e).is_none() {
+            return Err(e);
+        }
+        let inner = e.into_inner().expect("it carries a FileError");
+        Ok(*inner.downcast::<FileError>().expect("it carries a FileError"))
+    }
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.action.is_empty() {
+            write!(f, "{}: {}", self.path.display(), self.source)
+        } else {
+            write!(f, "{} {}: {}", self.action, self.path.display(), self.source)
+        }
+    }
+}
+
+impl std::error::Error for FileError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+impl From<FileError> for io::Error {
+    /// An error of the source's kind that carries `e` and shows as it does.
+    fn from(e: FileError) -> io::Error {
+        io::Error::new(e.source.kind(), e)
+    }
 }
 
 /// Free space that writers leave on the file system they write to, for other programs. Past
@@ -88,17 +167,14 @@ impl DiskReserve {
         if free > keep {
             return Ok(());
         }
-        Err(io::Error::new(
-            io::ErrorKind::StorageFull,
-            format!(
-                "cannot write {}: its disk has {} free, and a run leaves {} free for other programs \
-                 (a larger memory limit keeps more in memory; a work directory or checkpoint on \
-                 another disk, or a smaller disk reserve, leaves room)",
-                path.display(),
-                gib(free),
-                gib(keep)
-            ),
-        ))
+        let why = format!(
+            "its disk has {} free, and a run leaves {} free for other programs (a larger memory \
+             limit keeps more in memory; a work directory or checkpoint on another disk, or a \
+             smaller disk reserve, leaves room)",
+            gib(free),
+            gib(keep)
+        );
+        Err(with_path(io::Error::new(io::ErrorKind::StorageFull, why), "cannot write", path))
     }
 }
 
@@ -275,7 +351,7 @@ pub fn stored_checksum(path: &Path) -> io::Result<u32> {
     let mut file = File::open(path).map_err(|e| with_path(e, "cannot open", path))?;
     let len = file.metadata().map_err(|e| with_path(e, "cannot read", path))?.len();
     if len < (HEADER + TRAILER) as u64 {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("{}: truncated", path.display())));
+        return Err(bad_data(path, "truncated"));
     }
     let mut tail = [0u8; TRAILER];
     file.seek(SeekFrom::Start(len - TRAILER as u64))
@@ -304,8 +380,7 @@ impl<K: Pod, C: Pod> RecordReader<K, C> {
         let file = File::open(path).map_err(|e| with_path(e, "cannot open", path))?;
         let len = file.metadata().map_err(|e| with_path(e, "cannot read", path))?.len();
         let mut input = BufReader::with_capacity(1 << 16, file);
-        let bad =
-            |why: &str| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {why}", path.display()));
+        let bad = |why: &str| bad_data(path, why);
         let mut h = [0u8; HEADER];
         input.read_exact(&mut h).map_err(|_| bad("truncated (no complete header)"))?;
         if &h[..8] != MAGIC {
@@ -365,10 +440,7 @@ impl<K: Pod, C: Pod> RecordReader<K, C> {
         self.input.read_exact(&mut stored).map_err(|e| with_path(e, "cannot read", &self.path))?;
         sum.update(&self.header);
         if u32::from_le_bytes(stored) != sum.finalize() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{}: checksum mismatch (corrupt file)", self.path.display()),
-            ));
+            return Err(bad_data(&self.path, "checksum mismatch (corrupt file)"));
         }
         Ok(HEADER as u64 + self.records * size as u64 + TRAILER as u64)
     }
@@ -458,6 +530,9 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::StorageFull);
         assert!(e.to_string().contains("r.rec") && e.to_string().contains("free"), "{e}");
+        let file = FileError::of(&e).expect("a file's error carries its path");
+        assert_eq!((file.action, file.path.as_path()), ("cannot write", p.as_path()));
+        assert_eq!(file.source.kind(), io::ErrorKind::StorageFull);
         // A reserve 4 MiB below the space free now: writing 64 MiB stops on the way, once
         // about 4 MiB are written (the file system may count the pages written a little
         // late).

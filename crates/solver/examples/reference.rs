@@ -6,7 +6,7 @@
 #[path = "../tests/common/reference.rs"]
 mod plain;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut text = String::new();
     std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
     let p = solver::parse(&text)?;

@@ -29,12 +29,12 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
 use frontier::spill;
 use serde::{Deserialize, Serialize};
 use state::Counts;
 
 use crate::cluster::{self, Cluster, Ranks};
+use crate::error::{CheckpointErrorKind as Kind, Error, Result};
 use crate::home::{at, Part};
 
 /// The manifest's format; a manifest of another format is refused.
@@ -58,21 +58,29 @@ pub(crate) fn rank_dir(dir: &Path, cluster: &dyn Cluster, resume: bool) -> Resul
     let file = dir.join(CLUSTER);
     let mine = match (me, resume) {
         (0, false) => Checkpoint::create(dir).and_then(|_| {
-            std::fs::write(&file, cluster_text(n)).with_context(|| format!("cannot write {}", file.display()))
+            std::fs::write(&file, cluster_text(n)).map_err(|e| Error::io("cannot write", &file, e))
         }),
         (0, true) => match std::fs::read_to_string(&file) {
             Ok(text) if text == cluster_text(n) => Ok(()),
             Ok(text) => match (1..=1 << 20).find(|&m| text == cluster_text(m)) {
-                Some(m) => Err(anyhow::anyhow!(
-                    "checkpoint {} was made by {m} ranks, not {n}: resume it with {m} (mpirun -np {m})",
-                    dir.display()
+                Some(m) => Err(Error::checkpoint(
+                    Kind::OtherRanks,
+                    dir,
+                    format!(
+                        "checkpoint {} was made by {m} ranks, not {n}: resume it with {m} (mpirun -np {m})",
+                        dir.display()
+                    ),
                 )),
-                None => Err(anyhow::anyhow!("{}: not a valid cluster manifest", file.display())),
+                None => Err(Error::corrupt(dir, &file, "not a valid cluster manifest")),
             },
-            Err(e) => Err(anyhow::anyhow!(
-                "cannot resume: no checkpoint of several ranks in {} ({}: {e})",
-                dir.display(),
-                file.display()
+            Err(e) => Err(Error::checkpoint(
+                Kind::Missing,
+                dir,
+                format!(
+                    "cannot resume: no checkpoint of several ranks in {} ({}: {e})",
+                    dir.display(),
+                    file.display()
+                ),
             )),
         },
         _ => Ok(()),
@@ -86,11 +94,12 @@ pub(crate) fn refuse_cluster(dir: &Path) -> Result<()> {
     let file = dir.join(CLUSTER);
     if file.exists() {
         let text = std::fs::read_to_string(&file).unwrap_or_default();
-        bail!(
+        let message = format!(
             "checkpoint {} is a checkpoint of several ranks ({}); resume it with mpirun and --mpi",
             dir.display(),
             text.lines().last().unwrap_or("?")
         );
+        return Err(Error::checkpoint(Kind::OtherRanks, dir, message));
     }
     Ok(())
 }
@@ -151,14 +160,14 @@ impl Checkpoint {
     /// Takes `dir` for a new checkpoint: it must not exist or be empty.
     pub(crate) fn create(dir: &Path) -> Result<Checkpoint> {
         if let Some(first) = entries(dir)?.first() {
-            bail!(
+            let message = format!(
                 "--checkpoint {}: the directory is not empty (it holds `{first}`); a checkpoint needs a new or empty directory of its own (to continue the checkpoint in it, use --resume {})",
                 dir.display(),
                 dir.display()
             );
+            return Err(Error::checkpoint(Kind::NotEmpty, dir, message));
         }
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create checkpoint directory {}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create checkpoint directory", dir, e))?;
         Ok(Checkpoint { dir: dir.to_path_buf(), committed: None })
     }
 
@@ -169,32 +178,27 @@ impl Checkpoint {
     pub(crate) fn resume(dir: &Path, id: &Identity) -> Result<(Checkpoint, Manifest)> {
         let file = dir.join(MANIFEST);
         let text = std::fs::read_to_string(&file).map_err(|e| {
-            anyhow::anyhow!("cannot resume: no checkpoint in {} ({}: {e})", dir.display(), file.display())
+            let message =
+                format!("cannot resume: no checkpoint in {} ({}: {e})", dir.display(), file.display());
+            Error::checkpoint(Kind::Missing, dir, message)
         })?;
         let mut m = Manifest::parse(&text)
-            .with_context(|| format!("{}: not a valid checkpoint manifest", file.display()))?;
-        let what = |field: &str, theirs: &dyn std::fmt::Debug, ours: &dyn std::fmt::Debug| {
-            anyhow::anyhow!(
-                "checkpoint {} is for {field} {theirs:?}, not {ours:?}; refusing to resume",
-                dir.display()
-            )
+            .map_err(|why| Error::corrupt(dir, &file, format!("not a valid checkpoint manifest: {why}")))?;
+        let other = |what: String| {
+            let message = format!("checkpoint {} is for {what}; refusing to resume", dir.display());
+            Err(Error::checkpoint(Kind::OtherProblem, dir, message))
         };
         if m.id.version != id.version {
-            return Err(what("version", &m.id.version, &id.version));
+            return other(format!("version {:?}, not {:?}", m.id.version, id.version));
         }
         if (m.id.shape, &m.id.cells, &m.id.path) != (id.shape, &id.cells, &id.path) {
-            bail!("checkpoint {} is for another board (or solver path); refusing to resume", dir.display());
+            return other("another board (or solver path)".to_string());
         }
         if m.id.target != id.target {
-            bail!(
-                "checkpoint {} is for depth {}, not {}; refusing to resume",
-                dir.display(),
-                m.id.target,
-                id.target
-            );
+            return other(format!("depth {}, not {}", m.id.target, id.target));
         }
         if m.id != *id {
-            return Err(what("counting", &m.id.weights, &id.weights));
+            return other(format!("counting {:?}, not {:?}", m.id.weights, id.weights));
         }
         let current = depth_name(m.depth);
         for name in entries(dir)? {
@@ -206,30 +210,33 @@ impl Checkpoint {
                     .strip_prefix("depth-")
                     .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
             if !ours {
-                bail!(
+                let message = format!(
                     "checkpoint {} holds `{name}`, which is not part of the checkpoint; refusing to resume",
                     dir.display()
                 );
+                return Err(Error::checkpoint(Kind::Foreign, dir, message));
             }
             let path = dir.join(&name);
             let removed =
                 if path.is_dir() { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
-            removed.with_context(|| format!("cannot remove {}", path.display()))?;
+            removed.map_err(|e| Error::io("cannot remove", &path, e))?;
         }
         for part in &mut m.parts {
             for (f, &sum) in part.files.iter_mut().zip(&part.checksums) {
                 *f = dir.join(&*f);
                 let stored = spill::stored_checksum(f)?;
                 if stored != sum {
-                    bail!("{}: checksum mismatch with the manifest (changed or corrupt)", f.display());
+                    return Err(Error::corrupt(
+                        dir,
+                        f,
+                        "checksum mismatch with the manifest (changed or corrupt)",
+                    ));
                 }
             }
             let bytes: u64 = part.files.iter().map(|f| std::fs::metadata(f).map_or(0, |m| m.len())).sum();
             if bytes != part.bytes {
-                bail!(
-                    "{}: size differs from the manifest (changed or corrupt)",
-                    dir.join(&current).display()
-                );
+                let why = "size differs from the manifest (changed or corrupt)";
+                return Err(Error::corrupt(dir, &dir.join(&current), why));
             }
         }
         let ck = Checkpoint { dir: dir.to_path_buf(), committed: Some(current) };
@@ -303,7 +310,7 @@ fn entries(dir: &Path) -> Result<Vec<String>> {
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
+        Err(e) => return Err(Error::io("cannot read", dir, e)),
     };
     let mut v: Vec<String> = rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     v.sort();
@@ -336,21 +343,22 @@ impl Manifest {
         format!("checksum = \"{:08x}\"\n{body}", spill::checksum(body.as_bytes()))
     }
 
-    fn parse(text: &str) -> Result<Manifest> {
-        let (first, body) = text.split_once('\n').context("no checksum line")?;
+    /// The manifest `text` holds, or what is wrong with it.
+    fn parse(text: &str) -> std::result::Result<Manifest, String> {
+        let (first, body) = text.split_once('\n').ok_or("no checksum line")?;
         let stored = first
             .strip_prefix("checksum = \"")
             .and_then(|s| s.strip_suffix('"'))
-            .context("no checksum line")?;
+            .ok_or("no checksum line")?;
         if u32::from_str_radix(stored, 16).ok() != Some(spill::checksum(body.as_bytes())) {
-            bail!("checksum mismatch (changed or corrupt)");
+            return Err("checksum mismatch (changed or corrupt)".into());
         }
-        let doc: toml::Table = body.parse()?;
-        let format = doc.get("format").and_then(toml::Value::as_integer).context("no format")?;
+        let doc: toml::Table = body.parse().map_err(|e: toml::de::Error| e.to_string())?;
+        let format = doc.get("format").and_then(toml::Value::as_integer).ok_or("no format")?;
         if format != i64::from(FORMAT) {
-            bail!("a manifest of format {format}, not {FORMAT}");
+            return Err(format!("a manifest of format {format}, not {FORMAT}"));
         }
-        let doc: Document<Manifest> = doc.try_into()?;
+        let doc: Document<Manifest> = doc.try_into().map_err(|e: toml::de::Error| e.to_string())?;
         Ok(doc.manifest)
     }
 }

@@ -295,14 +295,14 @@ pub(crate) fn exchange(
 
 /// Every rank's outcome of a step all take: `Ok` only when every rank's is. A rank whose own
 /// step failed gets its error, the others one naming the first rank that failed. Collective.
-pub(crate) fn agree<T>(cluster: &dyn Cluster, mine: anyhow::Result<T>) -> anyhow::Result<T> {
+pub(crate) fn agree<T>(cluster: &dyn Cluster, mine: crate::Result<T>) -> crate::Result<T> {
     if cluster.size() == 1 {
         return mine;
     }
     let all = cluster.all_gather(&[u64::from(mine.is_err())]);
     let v = mine?;
     match all.iter().position(|&failed| failed == 1) {
-        Some(r) => anyhow::bail!("rank {r} failed (its message says why)"),
+        Some(rank) => Err(crate::Error::Rank { rank }),
         None => Ok(v),
     }
 }

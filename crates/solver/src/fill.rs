@@ -35,7 +35,7 @@
 /// How the threads of a parallel depth fill a next frontier that stays in memory (the
 /// command line's `--fill`). The answer never depends on it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+#[non_exhaustive]
 #[serde(rename_all = "kebab-case")]
 pub enum Fill {
     /// Measured on the run's first parallel depths: each way in turn, then the faster one.

@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytemuck::Pod;
-use frontier::spill::{DiskReserve, RecordReader, RecordWriter, Written};
+use frontier::spill::{DiskReserve, FileError, RecordReader, RecordWriter, Written};
 use frontier::{key_hash, shard_of_hash, CountSet, Frontier, Key, Tally};
 
 use crate::budget::{partition_of, Plan};
@@ -83,10 +83,7 @@ impl Scratch {
         // The directory is made under a name other runs' clean-up leaves alone (for a grace
         // period), and takes its own name only once its lock is held: a run starting beside it
         // (another rank) never sees it unlocked.
-        let making = tempfile::Builder::new()
-            .prefix(MAKING_PREFIX)
-            .tempdir_in(&parent)
-            .map_err(at("cannot create work directory", &parent))?;
+        let making = Making::new(&parent).map_err(at("cannot create work directory", &parent))?;
         live().push(making.path().to_path_buf());
         let lock = File::create(making.path().join(LOCK)).and_then(lock_soon).map_err(|e| {
             // `making` removes itself as it drops: it is no longer live.
@@ -103,7 +100,7 @@ impl Scratch {
             live.retain(|d| d != making.path());
             let renamed = std::fs::rename(making.path(), &path);
             if renamed.is_ok() {
-                let _ = making.keep();
+                making.keep();
                 live.push(path.clone());
             }
             renamed.map_err(at("cannot create work directory", &path))?;
@@ -134,6 +131,80 @@ impl Drop for Scratch {
         live().retain(|d| *d != self.dir);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// A directory made under a fresh name, removed (with what it holds) when dropped unless it
+/// is kept.
+struct Making {
+    path: PathBuf,
+    kept: bool,
+}
+
+impl Making {
+    /// Tries made before a name is given up on (each name is random: another one is taken
+    /// only by a race with a run that chose the same letters).
+    const TRIES: usize = 64;
+
+    /// A new directory in `parent` named [`MAKING_PREFIX`] and 12 random letters and digits,
+    /// readable only by its owner.
+    fn new(parent: &Path) -> io::Result<Making> {
+        let mut last = None;
+        for _ in 0..Making::TRIES {
+            let path = parent.join(format!("{MAKING_PREFIX}{}", random_letters(12)));
+            let mut builder = std::fs::DirBuilder::new();
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            match builder.create(&path) {
+                Ok(()) => return Ok(Making { path, kept: false }),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| io::Error::other("no free name")))
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Leaves the directory in place when dropped.
+    fn keep(mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for Making {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// `n` random ASCII letters and digits: from the standard library's randomly keyed hasher
+/// (seeded from the system once a process), over a counter and the time.
+fn random_letters(n: usize) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    // Two hashers, each keyed afresh, for 128 bits.
+    let word = || {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_usize(call);
+        h.write_u128(now.as_nanos());
+        h.write_u32(std::process::id());
+        u128::from(h.finish())
+    };
+    let mut bits = word() << 64 | word();
+    (0..n)
+        .map(|_| {
+            let c = LETTERS[(bits % LETTERS.len() as u128) as usize];
+            bits /= LETTERS.len() as u128;
+            c as char
+        })
+        .collect()
 }
 
 /// The scratch directories alive in this process.
@@ -576,8 +647,8 @@ pub(crate) fn deliver<K: Key, C: Tally>(bytes: &[u8], next: &mut Frontier<K, C>,
 }
 
 /// An I/O error that names what failed and on which path (`cannot write /x/y: No space...`).
-pub(crate) fn at<'a>(what: &'a str, path: &'a Path) -> impl FnOnce(io::Error) -> io::Error + 'a {
-    move |e| io::Error::new(e.kind(), format!("{what} {}: {e}", path.display()))
+pub(crate) fn at<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> io::Error + 'a {
+    move |e| FileError::new(what, path, e).into()
 }
 
 /// The file of partition `q` in `dir`.

@@ -6,6 +6,7 @@ use state::{Board, Shape};
 
 /// A problem to solve: a board and the number of moves to play.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Problem {
     /// Number of moves (fewer when the board fills first).
     pub depth: u32,
@@ -13,8 +14,38 @@ pub struct Problem {
     pub board: Board,
 }
 
+impl Problem {
+    /// `depth` moves from `board`.
+    pub fn new(board: Board, depth: u32) -> Problem {
+        Problem { depth, board }
+    }
+
+    /// The problem after the comma-separated moves of `moves` (as [`crate::moves`] names
+    /// them, e.g. `b2,a1:a2+b1`): the board they reach, at the depth less their number (the
+    /// command line's `--moves`).
+    ///
+    /// ```
+    /// let problem = solver::parse("3\n0 0\n0 0\n")?.after_moves("a1")?;
+    /// assert_eq!((problem.depth, problem.board.cells()), (2, &[1, 0, 0, 0][..]));
+    /// # Ok::<(), solver::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`crate::Error::Move`] naming the first move that cannot be played, and
+    /// [`crate::Error::Options`] for more moves than the depth.
+    pub fn after_moves(&self, moves: &str) -> crate::Result<Problem> {
+        let (board, played) = crate::moves::descend(&self.board, moves)?;
+        let depth = u32::try_from(played.len()).ok().and_then(|n| self.depth.checked_sub(n));
+        let depth = depth.ok_or_else(|| {
+            crate::Error::options(format!("{} moves, more than the depth {}", played.len(), self.depth))
+        })?;
+        Ok(Problem { depth, board })
+    }
+}
+
 /// What was wrong with an input, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct InputError {
     /// 1-based line number (the line after the last one for a missing part).
     pub line: usize,

@@ -33,20 +33,19 @@ mod checkpoint;
 pub mod cluster;
 mod dispatch;
 mod driver;
+mod error;
 mod fill;
 mod home;
 mod input;
 mod kernels;
 pub mod moves;
 #[cfg(feature = "mpi")]
-mod mpi;
+pub mod mpi;
+mod options;
 mod perft;
 mod plan;
 mod stats;
 mod weights;
-
-#[cfg(feature = "cli")]
-pub mod cli;
 
 /// The README's Rust snippets, compiled and run as documentation tests.
 #[cfg(doctest)]
@@ -54,7 +53,9 @@ pub mod cli;
 pub struct ReadmeSnippets;
 
 pub use budget::default_memory_limit;
+pub use error::{CheckpointError, CheckpointErrorKind, Error, Result};
 pub use input::{parse, parse_bytes, InputError, Problem};
+pub use options::{Cancel, Options};
 
 /// The most worker threads a search takes ([`Options::threads`]): more only wait for cores,
 /// and each costs a stack and buffers.
@@ -74,62 +75,9 @@ pub use state::{Board, Level, Shape};
 use state::canon::Portable;
 use state::{Counts, Grid, Ring3, Rules, Width, U192};
 
-/// How to run a search. The default: every core, the best instruction set, symmetry on, the
-/// 3x3 fast path where it applies.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Options {
-    /// Worker threads, 1 to [`MAX_THREADS`]. `None`: the pool the caller runs on, else rayon's
-    /// global pool (one thread per core, or `RAYON_NUM_THREADS`); ranks that are threads of
-    /// one process each get a pool of that size. `Some(n)`: a pool of its own of `n`
-    /// threads, except that a search of one rank asking for `Some(n)` on a thread of a pool of
-    /// `n` threads runs on that thread and pool.
-    pub threads: Option<usize>,
-    /// Instruction set for the hot loops; `None` for the best this CPU has.
-    pub backend: Option<Level>,
-    /// Use the general path even on 3x3.
-    pub general: bool,
-    /// How several threads fill a next frontier that stays in memory: by default, the faster
-    /// way on this machine, measured on the run's first parallel depths.
-    pub fill: Fill,
-    /// Store every board as itself (no canonicalisation): slower, for cross-checks. Counts
-    /// one path count a board whatever [`Options::lanes`] says.
-    pub no_symmetry: bool,
-    /// Keep 8 path counts a position (one per symmetry) even when symmetries fix the start,
-    /// where one orbit mass would do (all of them fix it) or one count a coset of those that
-    /// do (some): slower, for cross-checks and comparisons.
-    pub lanes: bool,
-    /// Also compute the answer at every depth `0..=depth`.
-    pub all_depths: bool,
-    /// Count the distinct boards at every depth ([`DepthStats::boards`]): keeps a set of the
-    /// full boards and generates the last depth instead of summing it directly.
-    pub count_boards: bool,
-    /// Bytes of memory the frontier may take. The frontier is a set of hash partitions: while
-    /// a depth fits, it is one partition in memory; past the limit, as many partitions stay
-    /// in memory as fit and the others go to disk (in the work directory), each small enough
-    /// to be merged within the limit. `None`: a quarter of the physical memory
-    /// ([`default_memory_limit`]).
-    pub memory_limit: Option<u64>,
-    /// The directory in which a run makes its scratch directory for partitions on disk (made
-    /// only when one goes to disk, removed at the end; a killed run's is removed by the next
-    /// run in the same directory). The system's temporary directory by default. It does not
-    /// put the frontier on disk by itself: the memory limit decides that.
-    pub work_dir: Option<std::path::PathBuf>,
-    /// Free space that the files of partitions on disk and of a checkpoint leave on their
-    /// disk for other programs: a run that would write past it stops with an error (naming
-    /// the file, the space free and the reserve) instead of filling the disk. By default
-    /// [`DiskReserve::Standard`].
-    pub disk_reserve: DiskReserve,
-    /// Save every depth's frontier in this directory (new or empty: it becomes the run's
-    /// own), atomically, so that a killed run can be resumed. The frontier's home does not
-    /// change: partitions in memory are written out as well.
-    pub checkpoint: Option<std::path::PathBuf>,
-    /// Continue the run checkpointed in this directory (same board, depth, counting and
-    /// version), and go on checkpointing into it.
-    pub resume: Option<std::path::PathBuf>,
-}
-
 /// Where a finished run's checkpoint is and how large.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SavedCheckpoint {
     /// Its directory.
     pub dir: std::path::PathBuf,
@@ -139,6 +87,7 @@ pub struct SavedCheckpoint {
 
 /// The result of [`solve`].
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Answer {
     /// The sum of the final hashes of all paths, modulo 2^30.
     pub answer: u32,
@@ -162,7 +111,9 @@ pub struct Answer {
 /// Removes the scratch directories of every search running in this process (where their
 /// partitions on disk live). For a process about to end without running destructors (on a
 /// signal, or when an MPI job is aborted): the searches must not go on. The `solver` binary
-/// calls it when SIGTERM, SIGINT or SIGHUP come ([`on_first_scratch`]).
+/// calls it when SIGTERM, SIGINT or SIGHUP come ([`on_first_scratch`]). Signal plumbing of
+/// the binary, not part of the library's API: a library caller stops a run with [`Cancel`].
+#[doc(hidden)]
 pub fn remove_scratch() {
     home::remove_live();
 }
@@ -170,6 +121,8 @@ pub fn remove_scratch() {
 /// Has `first` called once, when a search of this process first makes a scratch directory
 /// (the `solver` binary then starts watching for signals, so that the runs that never go to
 /// disk start no thread). The first call to this function sets it; later calls do nothing.
+/// Signal plumbing of the binary, not part of the library's API.
+#[doc(hidden)]
 pub fn on_first_scratch(first: fn()) {
     let _ = home::ON_FIRST.set(first);
 }
@@ -181,7 +134,7 @@ pub fn on_first_scratch(first: fn()) {
 /// [`MAX_THREADS`], the thread pool cannot start, a
 /// checkpoint is refused (a directory not empty, another problem's), or a file of the frontier
 /// on disk cannot be written or read back intact.
-pub fn solve(board: &Board, depth: u32, options: &Options) -> anyhow::Result<Answer> {
+pub fn solve(board: &Board, depth: u32, options: &Options) -> Result<Answer> {
     solve_observed(board, depth, options, &mut |_| ())
 }
 
@@ -195,7 +148,7 @@ pub fn solve_observed(
     depth: u32,
     options: &Options,
     observe: &mut (dyn FnMut(&DepthStats) + Send),
-) -> anyhow::Result<Answer> {
+) -> Result<Answer> {
     solve_distributed(board, depth, options, &Solo, observe)
 }
 
@@ -216,8 +169,8 @@ pub fn solve_distributed(
     options: &Options,
     cluster: &dyn Cluster,
     observe: &mut (dyn FnMut(&DepthStats) + Send),
-) -> anyhow::Result<Answer> {
-    let mut answer = search(board, depth, options, cluster, observe)?;
+) -> Result<Answer> {
+    let mut answer = solve_streamed(board, depth, options, cluster, observe)?;
     if options.all_depths {
         // Every path ended before `depth`: the later depths add nothing.
         answer.answers.resize(depth as usize + 1, answer.answer);
@@ -228,14 +181,33 @@ pub fn solve_distributed(
 /// [`solve_distributed`], with [`Answer::answers`] only up to the last depth the search made
 /// (every path may end before `depth`; the later depths' answers are all [`Answer::answer`]):
 /// for a caller that takes each depth's answer from [`DepthStats::answer`] as it comes, and
-/// whose memory must not grow with the depth asked for.
-pub(crate) fn search(
+/// whose memory must not grow with the depth asked for (the `solver` binary's
+/// `--all-depths`, up to depth 4294967295).
+///
+/// ```
+/// use solver::{solve_streamed, Board, Options, Shape, Solo};
+///
+/// // Every game on a 1x3 board ends by its third move.
+/// let board = Board::empty(Shape::new(1, 3)?);
+/// let mut lines = Vec::new();
+/// let options = Options::default().with_all_depths(true);
+/// let answer = solve_streamed(&board, u32::MAX, &options, &Solo, &mut |s| {
+///     lines.extend(s.answer.map(|a| (s.depth, a)))
+/// })?;
+/// assert_eq!(answer.answers.len(), lines.len());
+/// assert!(lines.len() <= 6);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// As [`solve_distributed`].
+pub fn solve_streamed(
     board: &Board,
     depth: u32,
     options: &Options,
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
-) -> anyhow::Result<Answer> {
+) -> Result<Answer> {
     let mut run = move || choose(board, depth, options, Counting::Hashes, cluster, observe);
     on_pool(options, cluster, &mut run).map(|(answer, _)| answer)
 }
@@ -244,14 +216,14 @@ pub(crate) fn search(
 fn on_pool<T: Send>(
     options: &Options,
     cluster: &dyn Cluster,
-    run: &mut (dyn FnMut() -> anyhow::Result<T> + Send),
-) -> anyhow::Result<T> {
+    run: &mut (dyn FnMut() -> Result<T> + Send),
+) -> Result<T> {
     // Ranks that are threads of one process need a pool each: a rank waiting in a collective
     // holds its pool's thread.
     let threads = options.threads.or((cluster.size() > 1).then(rayon::current_num_threads));
     match threads {
         Some(n) if !(1..=MAX_THREADS).contains(&n) => {
-            anyhow::bail!("{n} threads: a search takes 1 to {MAX_THREADS}")
+            Err(Error::options(format!("{n} threads: a search takes 1 to {MAX_THREADS}")))
         }
         // Asked on a thread of a pool of that many threads (the `solver` binary's `--threads N`
         // runs on its main thread so): that pool, with no thread to start, or to hand the
@@ -264,7 +236,10 @@ fn on_pool<T: Send>(
             run()
         }
         Some(n) => {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(n).build()?;
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .map_err(|e| Error::ThreadPool { source: Box::new(e) })?;
             pool.install(run)
         }
         None => run(),
@@ -282,11 +257,9 @@ enum Counting {
 }
 
 /// The backend `options` ask for, checked against this CPU.
-fn level(options: &Options) -> anyhow::Result<Level> {
+fn level(options: &Options) -> Result<Level> {
     match options.backend {
-        Some(l) if !l.is_available() => {
-            anyhow::bail!("the {} backend is not available on this CPU", l.name())
-        }
+        Some(l) if !l.is_available() => Err(Error::Backend { level: l }),
         Some(l) => Ok(l),
         None => Ok(Level::detect()),
     }
@@ -302,7 +275,7 @@ fn choose(
     counting: Counting,
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
-) -> anyhow::Result<Run> {
+) -> Result<Run> {
     let level = level(options)?;
     let shape = board.shape();
     if shape == Shape::SQUARE3 && !options.general {
@@ -369,10 +342,10 @@ fn with_rules<R: Rules>(
     path: &'static str,
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
-) -> anyhow::Result<Run> {
+) -> Result<Run> {
     let outcome = if let Counting::Exact { state_space } = counting {
         if options.no_symmetry || options.lanes || options.all_depths {
-            anyhow::bail!("exact counts take neither --no-symmetry, --lanes nor --all-depths");
+            return Err(Error::options("exact counts take neither --no-symmetry, --lanes nor --all-depths"));
         }
         let exact = weights::Exact::of(rules, rules.pack(board.cells()));
         let config =
@@ -422,7 +395,7 @@ fn run_rules<R: Rules>(
     options: &Options,
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
-) -> anyhow::Result<driver::Outcome> {
+) -> Result<driver::Outcome> {
     let start = rules.pack(board.cells());
     let config = hashes_config(options);
     if !options.lanes {
@@ -477,7 +450,7 @@ fn run_weighted<R: Rules, W: weights::Weights>(
     config: driver::RunConfig,
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
-) -> anyhow::Result<driver::Outcome> {
+) -> Result<driver::Outcome> {
     let shape = board.shape();
     // What a checkpoint records of the problem (made only for a run that checkpoints).
     let identity = || checkpoint::Identity {
@@ -491,7 +464,7 @@ fn run_weighted<R: Rules, W: weights::Weights>(
         ranks: (cluster.size() > 1).then(|| (cluster.rank(), cluster.size())),
     };
     // With several ranks, each checkpoints into its own directory within the one given.
-    let own = |dir: &std::path::Path, resume: bool| -> anyhow::Result<std::path::PathBuf> {
+    let own = |dir: &std::path::Path, resume: bool| -> Result<std::path::PathBuf> {
         if cluster.size() > 1 {
             checkpoint::rank_dir(dir, cluster, resume)
         } else {
@@ -506,22 +479,25 @@ fn run_weighted<R: Rules, W: weights::Weights>(
     };
     let mut resume = None;
     match (&options.checkpoint, &options.resume) {
-        (Some(c), Some(r)) if c != r => anyhow::bail!(
-            "--checkpoint {} and --resume {}: a resumed run goes on checkpointing into the directory it resumes; give --resume alone",
-            c.display(),
-            r.display()
-        ),
+        (Some(c), Some(r)) if c != r => {
+            return Err(Error::options(format!(
+                "--checkpoint {} and --resume {}: a resumed run goes on checkpointing into the directory it resumes; give --resume alone",
+                c.display(),
+                r.display()
+            )))
+        }
         (_, Some(dir)) => {
             if options.all_depths {
-                anyhow::bail!("--all-depths cannot be combined with --resume (the answers of the depths before the checkpoint are not saved)");
+                return Err(Error::options("--all-depths cannot be combined with --resume (the answers of the depths before the checkpoint are not saved)"));
             }
             let dir = own(dir, true)?;
             let (ck, manifest) = cluster::agree(cluster, checkpoint::Checkpoint::resume(&dir, &identity()))?;
             let depths = cluster.all_gather(&[u64::from(manifest.depth)]);
             if depths.iter().any(|&d| d != depths[0]) {
-                anyhow::bail!(
+                let message = format!(
                     "the ranks' checkpoints are at different depths ({depths:?}, by rank): the run was stopped while they were committing; it cannot resume"
                 );
+                return Err(Error::checkpoint(CheckpointErrorKind::OtherRanks, &dir, message));
             }
             storage.checkpoint = Some(ck);
             resume = Some(manifest);
@@ -537,6 +513,7 @@ fn run_weighted<R: Rules, W: weights::Weights>(
     }
     let budget = budget::Budget::new(options.memory_limit);
     let mut search = driver::Search::new(rules, weights, budget, storage, cluster);
+    search.cancel.clone_from(&options.cancel);
     search.run(board.cells(), depth, config, resume, observe)
 }
 

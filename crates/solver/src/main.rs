@@ -1,4 +1,6 @@
-//! The `solver` binary: see [`solver::cli`].
+//! The `solver` binary: the command line over the `solver` library ([`cli`]).
+
+mod cli;
 
 /// Where the C library is musl (the shipped static binary), dlmalloc serves the heap: musl's
 /// allocator maps and unmaps pages for many small allocations (a thread pool's start takes a
@@ -8,5 +10,5 @@
 static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
 
 fn main() -> std::process::ExitCode {
-    solver::cli::main()
+    cli::main()
 }

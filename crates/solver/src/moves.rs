@@ -13,6 +13,7 @@ use state::{Board, Shape};
 /// One move: the cell filled and the cells captured (none, or two to four neighbours whose
 /// dice sum to 6 or less).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Move {
     /// The cell filled, row-major.
     pub cell: usize,
@@ -70,6 +71,7 @@ pub fn play(board: &Board, m: &Move) -> Board {
 
 /// Why a move sequence was refused ([`descend`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MoveError {
     /// The move's place in the sequence, from 1.
     pub index: usize,

@@ -4,44 +4,62 @@
 //! MPI is started with `MPI_THREAD_SERIALIZED`: a search makes its collectives from one
 //! thread at a time (the thread it runs on, which may be a thread of its pool), never from
 //! two at once. Every call goes to `MPI_COMM_WORLD`.
+//!
+//! ```no_run
+//! use solver::{solve_distributed, Board, Options, Shape};
+//!
+//! // Run with `mpirun -np 4`: every rank runs the same search, each gets the answer.
+//! let (_universe, ranks) = solver::mpi::start()?;
+//! let board = Board::empty(Shape::new(4, 4)?);
+//! let answer = solve_distributed(&board, 12, &Options::default(), &ranks, &mut |_| ())?;
+//! println!("{}", answer.answer);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use mpi::datatype::{Partition, PartitionMut};
-use mpi::environment::Universe;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::{Count, Threading};
 
-use crate::Cluster;
+use crate::{Cluster, Error, Result};
+
+/// MPI, started: it ends when this is dropped (after the last search).
+pub use mpi::environment::Universe;
 
 /// The job's ranks (`MPI_COMM_WORLD`), this process one of them.
 #[derive(Debug)]
-pub(crate) struct Mpi {
+pub struct Mpi {
     rank: usize,
     size: usize,
 }
 
 /// Starts MPI: the universe (MPI ends when it is dropped) and the job's ranks.
-pub(crate) fn start() -> Result<(Universe, Mpi), String> {
+///
+/// # Errors
+/// [`Error::Mpi`] when MPI was started already in this process, or gives less than
+/// serialized threading.
+pub fn start() -> Result<(Universe, Mpi)> {
     let (universe, threading) = mpi::initialize_with_threading(Threading::Serialized)
-        .ok_or("MPI was started already in this process")?;
+        .ok_or_else(|| Error::Mpi { reason: "MPI was started already in this process".into() })?;
     if threading < Threading::Serialized {
-        return Err(format!(
+        return Err(Error::Mpi { reason: format!(
             "this MPI library gives {threading:?} threading; the search needs Serialized (calls from one thread at a time)"
-        ));
+        ) });
     }
     let world = universe.world();
     let (rank, size) = (world.rank() as usize, world.size() as usize);
     Ok((universe, Mpi { rank, size }))
 }
 
-/// Ends every rank of the job with exit code `code` (`MPI_Abort`).
-pub(crate) fn abort(code: i32) -> ! {
+/// Ends every rank of the job with exit code `code` (`MPI_Abort`): for a rank whose search
+/// failed, which the others would wait for for ever.
+pub fn abort(code: i32) -> ! {
     SimpleCommunicator::world().abort(code)
 }
 
 impl Mpi {
-    /// Sends rank 0's `bytes` to every rank (each gets them in `bytes`).
-    pub(crate) fn broadcast(&self, bytes: &mut Vec<u8>) {
+    /// Sends rank 0's `bytes` to every rank (each gets them in `bytes`). Collective.
+    pub fn broadcast(&self, bytes: &mut Vec<u8>) {
         let world = SimpleCommunicator::world();
         let root = world.process_at_rank(0);
         let mut len = bytes.len() as u64;

@@ -9,6 +9,7 @@
 
 use state::Board;
 
+use crate::error::{Error, Result};
 use crate::moves::{legal_moves, play, Move};
 use crate::stats::{DepthStats, Observer};
 use crate::{
@@ -17,6 +18,7 @@ use crate::{
 
 /// One depth of a perft table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PerftRow {
     /// The number of moves.
     pub depth: u32,
@@ -30,6 +32,7 @@ pub struct PerftRow {
 
 /// What a table that reaches the end of every game adds ([`Perft::whole_game`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WholeGame {
     /// The number of games: move sequences from the start that fill the board (Σ `ended`).
     pub games: u128,
@@ -43,6 +46,7 @@ pub struct WholeGame {
 
 /// An exact count from a board ([`perft`]).
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Perft {
     /// One row a depth from 1, up to the depth asked for or to the last depth at which a
     /// game is still going (after it, every count is 0). A resumed run has the rows after
@@ -65,7 +69,7 @@ pub struct Perft {
 /// As [`crate::solve`]; also when a depth's counts could pass 2^128 (the error names the
 /// depth), and for options that do not apply to exact counts (`no_symmetry`, `lanes`,
 /// `all_depths`).
-pub fn perft(board: &Board, depth: u32, options: &Options) -> anyhow::Result<Perft> {
+pub fn perft(board: &Board, depth: u32, options: &Options) -> Result<Perft> {
     perft_distributed(board, depth, options, &Solo, &mut |_| ())
 }
 
@@ -80,7 +84,7 @@ pub fn perft_distributed(
     options: &Options,
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
-) -> anyhow::Result<Perft> {
+) -> Result<Perft> {
     let counting = Counting::Exact { state_space: depth == u32::MAX };
     let mut run = move || choose(board, depth, options, counting, cluster, observe);
     let (answer, state_space) = on_pool(options, cluster, &mut run)?;
@@ -109,6 +113,7 @@ pub fn perft_distributed(
 
 /// One first move of a [`Division`].
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MoveCount {
     /// The move.
     pub played: Move,
@@ -123,6 +128,7 @@ pub struct MoveCount {
 
 /// A perft count split by first move ([`divide`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Division {
     /// One entry a legal first move, in [`legal_moves`]'s order.
     pub moves: Vec<MoveCount>,
@@ -140,7 +146,7 @@ pub struct Division {
 /// # Errors
 /// A depth of 0 (no first move), a checkpoint asked for (a division is many searches), and
 /// the errors of [`perft`].
-pub fn divide(board: &Board, depth: u32, options: &Options) -> anyhow::Result<Division> {
+pub fn divide(board: &Board, depth: u32, options: &Options) -> Result<Division> {
     divide_distributed(board, depth, options, &Solo)
 }
 
@@ -153,12 +159,12 @@ pub fn divide_distributed(
     depth: u32,
     options: &Options,
     cluster: &dyn Cluster,
-) -> anyhow::Result<Division> {
+) -> Result<Division> {
     if depth == 0 {
-        anyhow::bail!("a division needs a depth of at least 1: it splits by the first move");
+        return Err(Error::options("a division needs a depth of at least 1: it splits by the first move"));
     }
     if options.checkpoint.is_some() || options.resume.is_some() {
-        anyhow::bail!("a division is a search a first move: it takes no checkpoint");
+        return Err(Error::options("a division is a search a first move: it takes no checkpoint"));
     }
     let options = Options { all_depths: false, count_boards: false, ..options.clone() };
     let mut moves = Vec::new();

@@ -4,6 +4,7 @@ use crate::fill::Fill;
 
 /// Statistics of one depth of a search (serialisable: the `--json` output's `stats` rows).
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[non_exhaustive]
 pub struct DepthStats {
     /// The depth (number of moves played).
     pub depth: u32,
@@ -76,6 +77,7 @@ fn decimal<S: serde::Serializer>(n: &Option<u128>, s: S) -> Result<S::Ok, S::Err
 
 /// How a depth of a search of several ranks was shared out ([`DepthStats::ranks`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[non_exhaustive]
 pub struct RankSpread {
     /// The number of ranks.
     pub ranks: u32,
@@ -95,6 +97,7 @@ pub struct RankSpread {
 
 /// One rank's own figures over a whole search ([`crate::Answer::ranks`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[non_exhaustive]
 pub struct RankSummary {
     /// The rank.
     pub rank: usize,

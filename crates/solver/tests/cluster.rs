@@ -21,7 +21,7 @@ fn work(name: &str) -> tempfile::TempDir {
 }
 
 /// Every rank's result of one search by `n` ranks, in rank order.
-fn ranks(board: &Board, depth: u32, options: &Options, n: usize) -> Vec<anyhow::Result<Answer>> {
+fn ranks(board: &Board, depth: u32, options: &Options, n: usize) -> Vec<solver::Result<Answer>> {
     std::thread::scope(|s| {
         let handles: Vec<_> = InProcess::ranks(n)
             .into_iter()
@@ -86,7 +86,7 @@ fn fixtures(dir: &str) -> Vec<(Board, u32)> {
 }
 
 fn counted(threads: usize) -> Options {
-    Options { threads: Some(threads), all_depths: true, count_boards: true, ..Options::default() }
+    Options::default().with_threads(threads).with_all_depths(true).with_count_boards(true)
 }
 
 #[test]
@@ -99,11 +99,7 @@ fn public_and_shape_fixtures_agree_for_one_to_three_ranks_in_memory_and_on_disk(
         let alone = solve(b, depth, &counted(1)).unwrap();
         for n in 1..=3 {
             agree(b, depth, &counted(1), n, &alone);
-            let disk = Options {
-                memory_limit: Some(1 << 20),
-                work_dir: Some(dir.path().to_path_buf()),
-                ..counted(1)
-            };
+            let disk = counted(1).with_memory_limit(1 << 20).with_work_dir(dir.path().to_path_buf());
             agree(b, depth, &disk, n, &alone);
         }
     }
@@ -121,11 +117,7 @@ fn ranks_of_several_threads_and_partitions_on_disk_agree() {
         let alone = solve(&b, depth, &counted(1)).unwrap();
         for (n, threads) in [(2, 2), (3, 2)] {
             agree(&b, depth, &counted(threads), n, &alone);
-            let disk = Options {
-                memory_limit: Some(256 << 10),
-                work_dir: Some(dir.path().to_path_buf()),
-                ..counted(threads)
-            };
+            let disk = counted(threads).with_memory_limit(256 << 10).with_work_dir(dir.path().to_path_buf());
             agree(&b, depth, &disk, n, &alone);
         }
     }
@@ -140,7 +132,7 @@ fn answers_alone_agree() {
         (Board::empty(Shape::SQUARE3), 24),
         (board(3, 3, &[1, 0, 0, 0, 0, 0, 0, 0, 0]), 24),
     ] {
-        let options = Options { threads: Some(1), ..Options::default() };
+        let options = Options::default().with_threads(1);
         let alone = solve(&b, depth, &options).unwrap();
         for n in 2..=3 {
             for got in ranks(&b, depth, &options, n) {
@@ -172,7 +164,7 @@ proptest! {
             .collect();
         let b = board(rows, cols, &cells);
         let want = reference(&cells, rows, cols, depth).0;
-        for got in ranks(&b, depth, &Options { threads: Some(1), ..Options::default() }, n) {
+        for got in ranks(&b, depth, &Options::default().with_threads(1), n) {
             prop_assert_eq!(got.unwrap().answer, want);
         }
     }
@@ -196,13 +188,13 @@ fn a_checkpoint_of_two_ranks_resumes_only_with_two() {
     let ck = dir.path().join("ck");
     let b = Board::empty(Shape::new(4, 4).unwrap());
     let depth = 9;
-    let alone = solve(&b, depth, &Options { threads: Some(1), ..Options::default() }).unwrap();
-    let options = Options { threads: Some(1), checkpoint: Some(ck.clone()), ..Options::default() };
+    let alone = solve(&b, depth, &Options::default().with_threads(1)).unwrap();
+    let options = Options::default().with_threads(1).with_checkpoint(ck.clone());
     for got in ranks(&b, depth, &options, 2) {
         assert_eq!(got.unwrap().answer, alone.answer);
     }
     assert_eq!(entries(&ck), ["cluster", "rank-0000", "rank-0001"]);
-    let resume = Options { threads: Some(1), resume: Some(ck.clone()), ..Options::default() };
+    let resume = Options::default().with_threads(1).with_resume(ck.clone());
     for got in ranks(&b, depth, &resume, 2) {
         assert_eq!(got.unwrap().answer, alone.answer);
     }

@@ -25,28 +25,23 @@ fn starts_3x3() -> Vec<Vec<u8>> {
 /// Every way to run a search that must give the same answers; the last runs with every
 /// partition on disk under `work`.
 fn paths(work: &std::path::Path) -> Vec<(String, Options)> {
-    let all = Options { all_depths: true, ..Options::default() };
+    let all = Options::default().with_all_depths(true);
     let mut v = vec![
-        ("default, 1 thread".to_string(), Options { threads: Some(1), ..all.clone() }),
-        ("default, 2 threads".to_string(), Options { threads: Some(2), ..all.clone() }),
-        ("default, 3 threads".to_string(), Options { threads: Some(3), ..all.clone() }),
-        ("general".to_string(), Options { general: true, ..all.clone() }),
-        ("lanes, 2 threads".to_string(), Options { lanes: true, threads: Some(2), ..all.clone() }),
-        ("portable".to_string(), Options { backend: Some(Level::Portable), ..all.clone() }),
+        ("default, 1 thread".to_string(), all.clone().with_threads(1)),
+        ("default, 2 threads".to_string(), all.clone().with_threads(2)),
+        ("default, 3 threads".to_string(), all.clone().with_threads(3)),
+        ("general".to_string(), all.clone().with_general(true)),
+        ("lanes, 2 threads".to_string(), all.clone().with_lanes(true).with_threads(2)),
+        ("portable".to_string(), all.clone().with_backend(Level::Portable)),
         (
             "on disk, 2 threads".to_string(),
-            Options {
-                memory_limit: Some(1),
-                work_dir: Some(work.to_path_buf()),
-                threads: Some(2),
-                ..all.clone()
-            },
+            all.clone().with_memory_limit(1).with_work_dir(work.to_path_buf()).with_threads(2),
         ),
     ];
     for level in [Level::Avx2, Level::Avx512] {
         if level.is_available() {
             let name = format!("{}, general", level.name());
-            v.push((name, Options { backend: Some(level), general: true, ..all.clone() }));
+            v.push((name, all.clone().with_backend(level).with_general(true)));
         }
     }
     v
@@ -107,7 +102,7 @@ fn the_4x4_to_depth_9_matches_reference() {
     corner[5] = 2;
     let want = plain::answers(&corner, 4, 4, 9);
     let board = Board::new(Shape::new(4, 4).unwrap(), corner).unwrap();
-    let got = solve(&board, 9, &Options { all_depths: true, ..Options::default() }).unwrap();
+    let got = solve(&board, 9, &Options::default().with_all_depths(true)).unwrap();
     assert_eq!(got.answers, want);
 }
 
@@ -127,12 +122,8 @@ fn the_whole_3x3_game_counted_exactly() {
     assert_eq!(whole.longest, want.last().unwrap().0);
     assert_eq!(whole.state_space, Some(space as u64));
     let work = tempfile::tempdir().unwrap();
-    let disk = Options {
-        threads: Some(1),
-        memory_limit: Some(1),
-        work_dir: Some(work.path().to_path_buf()),
-        ..Options::default()
-    };
+    let disk =
+        Options::default().with_threads(1).with_memory_limit(1).with_work_dir(work.path().to_path_buf());
     let on_disk = solver::perft(&empty, u32::MAX, &disk).unwrap();
     assert_eq!(on_disk.rows, got.rows);
     // A depth went to disk: the union of every depth's boards is not kept.

@@ -22,12 +22,8 @@ fn entries(dir: &Path) -> Vec<String> {
 /// answers, positions and boards agree, and nothing is left in the work directory.
 fn compare(board: &Board, depth: u32, base: Options, limit: u64, work: &Path) -> Result<(), TestCaseError> {
     let mem = solve(board, depth, &base).unwrap();
-    let disk = solve(
-        board,
-        depth,
-        &Options { memory_limit: Some(limit), work_dir: Some(work.to_path_buf()), ..base.clone() },
-    )
-    .unwrap();
+    let disk = solve(board, depth, &base.clone().with_memory_limit(limit).with_work_dir(work.to_path_buf()))
+        .unwrap();
     prop_assert_eq!(disk.answer, mem.answer, "{:?}", base);
     prop_assert_eq!(&disk.answers, &mem.answers);
     let key = |a: &Answer| {
@@ -57,9 +53,9 @@ proptest! {
         let board = Board::new(Shape::new(rows, cols).unwrap(), cells).unwrap();
         let work_tmp = common::temp_dir(&format!("prop-{seed}"));
     let work = work_tmp.path();
-        let base = Options { all_depths: true, lanes, threads: Some(threads), ..Options::default() };
+        let base = Options::default().with_all_depths(true).with_lanes(lanes).with_threads(threads);
         compare(&board, depth, base, limit, work)?;
-        let counted = Options { count_boards: true, lanes, threads: Some(threads), ..Options::default() };
+        let counted = Options::default().with_count_boards(true).with_lanes(lanes).with_threads(threads);
         compare(&board, depth, counted, limit, work)?;
         work_tmp.close().unwrap();
     }
@@ -78,7 +74,7 @@ fn every_key_width_matches_memory_on_disk() {
             }
             let board = Board::new(Shape::new(rows, cols).unwrap(), cells).unwrap();
             for general in [false, true] {
-                let base = Options { all_depths: true, general, ..Options::default() };
+                let base = Options::default().with_all_depths(true).with_general(general);
                 compare(&board, depth, base, 1, work).unwrap();
             }
         }

@@ -27,19 +27,14 @@ fn board(rows: usize, cols: usize, cells: &[u8]) -> Board {
 fn count_options(work: &std::path::Path) -> Vec<Options> {
     let mut v = vec![
         Options::default(),
-        Options { threads: Some(1), ..Options::default() },
-        Options { threads: Some(2), general: true, ..Options::default() },
-        Options { backend: Some(Level::Portable), threads: Some(2), ..Options::default() },
+        Options::default().with_threads(1),
+        Options::default().with_threads(2).with_general(true),
+        Options::default().with_backend(Level::Portable).with_threads(2),
         // Every depth past the first few on disk, in partitions.
-        Options {
-            memory_limit: Some(1),
-            work_dir: Some(work.to_path_buf()),
-            threads: Some(2),
-            ..Options::default()
-        },
+        Options::default().with_memory_limit(1).with_work_dir(work.to_path_buf()).with_threads(2),
     ];
     for level in [Level::Avx2, Level::Avx512].into_iter().filter(|l| l.is_available()) {
-        v.push(Options { backend: Some(level), ..Options::default() });
+        v.push(Options::default().with_backend(level));
     }
     v
 }
@@ -85,12 +80,8 @@ fn whole_games_of_small_boards_match_the_reference() {
     {
         let (want, space) = plain::perft(&cells, rows, cols, u32::MAX);
         for threads in [1, 2] {
-            let got = perft(
-                &board(rows, cols, &cells),
-                u32::MAX,
-                &Options { threads: Some(threads), ..Options::default() },
-            )
-            .unwrap();
+            let got = perft(&board(rows, cols, &cells), u32::MAX, &Options::default().with_threads(threads))
+                .unwrap();
             assert_eq!(table_rows(&got), want, "{rows}x{cols} {cells:?}");
             let whole = got.whole_game.expect("every game ends");
             assert_eq!(whole.games, want.iter().map(|r| r.2).sum::<u128>());
@@ -116,7 +107,7 @@ fn several_ranks_count_as_one() {
     let cells = [0u8; 12];
     let one = perft(&board(3, 4, &cells), 9, &Options::default()).unwrap();
     let b = board(3, 4, &cells);
-    let options = Options { threads: Some(1), ..Options::default() };
+    let options = Options::default().with_threads(1);
     let (b, options) = (&b, &options);
     std::thread::scope(|s| {
         let ranks: Vec<_> = InProcess::ranks(3)
@@ -163,9 +154,9 @@ fn divide_ends_paths_that_fill_the_board() {
 fn exact_counts_refuse_the_options_they_do_not_take() {
     let b = Board::empty(Shape::SQUARE3);
     for o in [
-        Options { no_symmetry: true, ..Options::default() },
-        Options { lanes: true, ..Options::default() },
-        Options { all_depths: true, ..Options::default() },
+        Options::default().with_no_symmetry(true),
+        Options::default().with_lanes(true),
+        Options::default().with_all_depths(true),
     ] {
         assert!(perft(&b, 3, &o).is_err(), "{o:?}");
     }

@@ -49,15 +49,15 @@ fn board_strategy(max_side: usize) -> impl Strategy<Value = (usize, usize, Vec<u
 fn all_paths() -> Vec<Options> {
     let mut v = vec![
         Options::default(),
-        Options { general: true, ..Options::default() },
-        Options { no_symmetry: true, ..Options::default() },
+        Options::default().with_general(true),
+        Options::default().with_no_symmetry(true),
         // Symmetric starts: 8 lanes instead of one orbit mass.
-        Options { lanes: true, threads: Some(2), ..Options::default() },
-        Options { backend: Some(Level::Portable), threads: Some(1), ..Options::default() },
+        Options::default().with_lanes(true).with_threads(2),
+        Options::default().with_backend(Level::Portable).with_threads(1),
     ];
     for level in [Level::Avx2, Level::Avx512] {
         if level.is_available() {
-            v.push(Options { backend: Some(level), general: true, ..Options::default() });
+            v.push(Options::default().with_backend(level).with_general(true));
         }
     }
     v
@@ -75,7 +75,7 @@ proptest! {
         // Perft-style: the distinct boards of every depth, with and without symmetry.
         for no_symmetry in [false, true] {
             let board = Board::new(Shape::new(rows, cols).unwrap(), cells.clone()).unwrap();
-            let o = Options { count_boards: true, no_symmetry, ..Options::default() };
+            let o = Options::default().with_count_boards(true).with_no_symmetry(no_symmetry);
             check_answer(&solve(&board, depth, &o).unwrap(), &cells, (rows, cols, depth), want, &distinct)?;
         }
     }
@@ -96,7 +96,7 @@ proptest! {
     #[test]
     fn all_depths_equal_separate_runs((rows, cols, cells) in board_strategy(3), depth in 0u32..9) {
         let board = Board::new(Shape::new(rows, cols).unwrap(), cells.clone()).unwrap();
-        let all = solve(&board, depth, &Options { all_depths: true, ..Options::default() }).unwrap();
+        let all = solve(&board, depth, &Options::default().with_all_depths(true)).unwrap();
         prop_assert_eq!(all.answers.len(), depth as usize + 1);
         for d in 0..=depth {
             prop_assert_eq!(all.answers[d as usize], solve(&board, d, &Options::default()).unwrap().answer);
@@ -113,7 +113,7 @@ proptest! {
         prop_assert_eq!(solve_with(&cells, rows, cols, depth, &Options::default()), want);
         // Every level this CPU has: the wide keys' SIMD kernels (`u64`, `u128`) and their twin.
         for level in [Level::Portable, Level::Avx2, Level::Avx512].into_iter().filter(|l| l.is_available()) {
-            prop_assert_eq!(solve_with(&cells, rows, cols, depth, &Options { backend: Some(level), ..Options::default() }), want);
+            prop_assert_eq!(solve_with(&cells, rows, cols, depth, &Options::default().with_backend(level)), want);
         }
     }
 }
@@ -132,7 +132,7 @@ proptest! {
             prop_assert_eq!(solve_with(&cells, rows, cols, depth, &o), want, "{:?}", o);
         }
         let board = Board::new(Shape::new(rows, cols).unwrap(), cells.clone()).unwrap();
-        let o = Options { count_boards: true, all_depths: true, ..Options::default() };
+        let o = Options::default().with_count_boards(true).with_all_depths(true);
         let a = solve(&board, depth, &o).unwrap();
         prop_assert_eq!(a.answers.len(), depth as usize + 1);
         check_answer(&a, &cells, (rows, cols, depth), want, &distinct)?;
@@ -156,12 +156,12 @@ proptest! {
         }
         let board = Board::new(Shape::new(side, side).unwrap(), cells.clone()).unwrap();
         for threads in [1, 2] {
-            let o = Options { count_boards: true, all_depths: true, threads: Some(threads), ..Options::default() };
+            let o = Options::default().with_count_boards(true).with_all_depths(true).with_threads(threads);
             let a = solve(&board, depth, &o).unwrap();
             prop_assert_eq!(a.answers.len(), depth as usize + 1);
             check_answer(&a, &cells, (side, side, depth), want, &distinct)?;
             // Paths ended, depth by depth, as 8 lanes count them.
-            let lanes = solve(&board, depth, &Options { lanes: true, ..o.clone() }).unwrap();
+            let lanes = solve(&board, depth, &o.clone().with_lanes(true)).unwrap();
             let ended = |a: &solver::Answer| a.stats.iter().map(|s| (s.ended_paths, s.states)).collect::<Vec<_>>();
             prop_assert_eq!(ended(&a), ended(&lanes));
         }
@@ -193,7 +193,7 @@ fn all_depths_match_separate_runs() {
         (3, 3, vec![1, 2, 3, 4, 5, 6, 1, 2, 0], 5),
     ] {
         let board = Board::new(Shape::new(rows, cols).unwrap(), cells.clone()).unwrap();
-        let all = solve(&board, depth, &Options { all_depths: true, ..Options::default() }).unwrap();
+        let all = solve(&board, depth, &Options::default().with_all_depths(true)).unwrap();
         assert_eq!(all.answers.len(), depth as usize + 1);
         for d in 0..=depth {
             assert_eq!(
@@ -215,7 +215,7 @@ fn all_depths_match_separate_runs() {
 fn one_thread_and_parallel_fills_agree() {
     // 8 lanes on the empty 4x4: frontiers past 2^15 positions (parallel on two threads).
     let board = Board::empty(Shape::new(4, 4).unwrap());
-    let o = |threads, fill| Options { lanes: true, fill, ..counted_options(threads) };
+    let o = |threads, fill| counted_options(threads).with_lanes(true).with_fill(fill);
     let one = solve(&board, 12, &o(1, Fill::Auto)).unwrap();
     let sizes: Vec<u64> = one.stats.iter().map(|s| s.states).collect();
     assert!(sizes.iter().any(|&n| n >= 1 << 17), "no parallel depth: {sizes:?}");
@@ -244,7 +244,7 @@ fn one_thread_and_parallel_fills_agree() {
     // `u128` keys (the 5x5 board), one mass a position and 8 lanes.
     let board = Board::empty(Shape::new(5, 5).unwrap());
     for lanes in [false, true] {
-        let o = |threads| Options { lanes, ..counted_options(threads) };
+        let o = |threads| counted_options(threads).with_lanes(lanes);
         let (one, two) = (solve(&board, 7, &o(1)).unwrap(), solve(&board, 7, &o(2)).unwrap());
         assert!(one.stats.iter().any(|s| s.states >= 1 << 15), "5x5: frontier too small to shard");
         assert_eq!(one.answers, two.answers, "5x5, lanes {lanes}");
@@ -260,7 +260,7 @@ fn counted_run(board: &Board, depth: u32, threads: usize) -> solver::Answer {
 
 /// Every depth's answer and statistics, distinct boards counted, on `threads` threads.
 fn counted_options(threads: usize) -> Options {
-    Options { threads: Some(threads), all_depths: true, count_boards: true, ..Options::default() }
+    Options::default().with_threads(threads).with_all_depths(true).with_count_boards(true)
 }
 
 /// What no thread count may change, depth by depth: positions, boards, records, ended paths and
@@ -278,7 +278,7 @@ fn parallel_fills_of_orbit_masses_agree_with_one_thread() {
         let board = Board::empty(shape);
         let one = counted_run(&board, depth, 1);
         for (threads, fill) in [(2, Fill::Owned), (2, Fill::OneLock), (3, Fill::Owned), (3, Fill::OneLock)] {
-            let many = solve(&board, depth, &Options { fill, ..counted_options(threads) }).unwrap();
+            let many = solve(&board, depth, &counted_options(threads).with_fill(fill)).unwrap();
             let case = format!("{shape}, {threads} threads, {fill:?}");
             assert!(many.stats.iter().any(|s| s.fill == Some(fill)), "{case}: no depth was filled so");
             assert_eq!(one.answers, many.answers, "{case}");
@@ -302,7 +302,7 @@ fn last_two_depths_in_one_pass_agree() {
     ] {
         let board = Board::new(shape, cells).unwrap();
         let run = |threads, all_depths| {
-            solve(&board, depth, &Options { threads: Some(threads), all_depths, ..Options::default() })
+            solve(&board, depth, &Options::default().with_threads(threads).with_all_depths(all_depths))
                 .unwrap()
         };
         let (one, two, stored) = (run(1, false), run(2, false), run(2, true));
@@ -338,8 +338,7 @@ fn answer_does_not_depend_on_thread_count() {
                 std::fs::read_to_string(path.with_extension("out")).unwrap().trim().parse().unwrap();
             let mut stats = None;
             for threads in [1, 2, 3] {
-                let a = solve(&p.board, p.depth, &Options { threads: Some(threads), ..Options::default() })
-                    .unwrap();
+                let a = solve(&p.board, p.depth, &Options::default().with_threads(threads)).unwrap();
                 assert_eq!(a.answer, want, "{} with {threads} threads", path.display());
                 let s: Vec<(u64, u64, u32)> =
                     a.stats.iter().map(|s| (s.states, s.records, s.ended)).collect();
@@ -360,7 +359,7 @@ fn n_threads_on_a_thread_of_a_pool_of_n_run_there() {
             let cells = [1, 0, 0, 0, 0, 0, 0, 0, 0];
             let board = Board::new(Shape::new(3, 3).unwrap(), cells.to_vec()).unwrap();
             let mut threads = Vec::new();
-            let options = Options { threads: Some(n), ..Options::default() };
+            let options = Options::default().with_threads(n);
             let a = solver::solve_observed(&board, 12, &options, &mut |_| {
                 threads.push((std::thread::current().id(), rayon::current_num_threads()))
             })

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::{failure, Args, Failed, Progress};
-use crate::{descend, divide_distributed, perft_distributed, Cluster, DepthStats, Options, Perft, Problem};
+use solver::{divide_distributed, perft_distributed, Cluster, DepthStats, Options, Perft, Problem};
 
 /// What the counting options ask for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,18 +38,13 @@ impl Count {
 /// than the depth.
 pub(super) fn descended(args: &Args, problem: Problem) -> Result<Problem, (u8, String)> {
     let Some(text) = &args.moves else { return Ok(problem) };
-    let (board, played) = descend(&problem.board, text).map_err(|e| (2, format!("--moves: {e}")))?;
-    let depth =
-        u32::try_from(played.len()).ok().and_then(|n| problem.depth.checked_sub(n)).ok_or_else(|| {
-            (2, format!("--moves: {} moves, more than the depth {}", played.len(), problem.depth))
-        })?;
-    Ok(Problem { board, depth })
+    problem.after_moves(text).map_err(|e| (2, format!("--moves: {e}")))
 }
 
 /// Runs `--perft` or `--divide` on `problem` as a rank of `cluster`, writing to `out` (rank
 /// 0's stdout; `None` on the other ranks) and the summary lines to stderr. A row that cannot
-/// be written as its depth ends goes to `stop`, which ends the process (the search cannot be
-/// told to stop).
+/// be written as its depth ends goes to `stop`, which ends the process (every rank of an MPI
+/// job), or, without one, cancels the search ([`Options::cancel`]) and fails the run.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn run(
     count: Count,
@@ -59,7 +54,7 @@ pub(super) fn run(
     cluster: &dyn Cluster,
     progress: &mut Progress,
     mut out: Option<&mut File>,
-    stop: fn(&io::Error) -> !,
+    stop: Option<fn(&io::Error) -> !>,
 ) -> Result<(), Failed> {
     let unwritable = |e: io::Error| Failed::Run(1, format!("cannot write to stderr: {e}"));
     let text = match count {
@@ -67,23 +62,7 @@ pub(super) fn run(
             // Plain rows go out as each depth ends (a long count shows its depths as it
             // goes, and a stopped one keeps them); JSON goes out whole at the end.
             let stream = !args.json;
-            let table = {
-                let out = &mut out;
-                let mut observe = |s: &DepthStats| {
-                    progress.depth_done(s);
-                    if let (true, Some(row), Some(out)) = (stream, row(s), out.as_deref_mut()) {
-                        let written =
-                            progress.suspend(|| out.write_all(row.as_bytes()).and_then(|()| out.flush()));
-                        if let Err(e) = written {
-                            progress.finish();
-                            stop(&e);
-                        }
-                    }
-                };
-                perft_distributed(&problem.board, problem.depth, options, cluster, &mut observe)
-                    .map_err(failure)?
-            };
-            progress.finish();
+            let table = perft_rows(problem, options, cluster, progress, out.as_deref_mut(), stream, stop)?;
             if stream {
                 if out.is_some() {
                     io::stderr().write_all(whole_game(&table).as_bytes()).map_err(unwritable)?;
@@ -122,6 +101,42 @@ pub(super) fn run(
         Some(out) => out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(Failed::Stdout),
         None => Ok(()),
     }
+}
+
+/// The exact count of `problem`, each row written to `out` as its depth ends when `stream`
+/// (see [`run`] for a row that cannot be written).
+fn perft_rows(
+    problem: &Problem,
+    options: &Options,
+    cluster: &dyn Cluster,
+    progress: &mut Progress,
+    mut out: Option<&mut File>,
+    stream: bool,
+    stop: Option<fn(&io::Error) -> !>,
+) -> Result<Perft, Failed> {
+    let mut unwritten = None;
+    let table = {
+        let mut observe = |s: &DepthStats| {
+            progress.depth_done(s);
+            if let (true, Some(row), Some(out), None) = (stream, row(s), out.as_deref_mut(), &unwritten) {
+                let written = progress.suspend(|| out.write_all(row.as_bytes()).and_then(|()| out.flush()));
+                if let Err(e) = written {
+                    if let Some(stop) = stop {
+                        progress.finish();
+                        stop(&e);
+                    }
+                    unwritten = Some(e);
+                    options.cancel.as_ref().expect("a count that can stop has a token").cancel();
+                }
+            }
+        };
+        perft_distributed(&problem.board, problem.depth, options, cluster, &mut observe)
+    };
+    progress.finish();
+    if let Some(e) = unwritten {
+        return Err(Failed::Stdout(e));
+    }
+    table.map_err(|e| Failed::from(failure(e)))
 }
 
 /// The `d perft ended boards` line of a depth's statistics, for depths from 1.
@@ -191,7 +206,7 @@ impl PerftJson {
                 .map(|s| s.peak_memory)
                 .max()
                 .unwrap_or(0)
-                .max(crate::peak_memory()),
+                .max(solver::peak_memory()),
             bytes_written: table.stats.iter().map(|s| s.bytes_written).sum(),
             rows,
             games: w.map(|w| w.games.to_string()),

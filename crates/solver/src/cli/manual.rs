@@ -22,6 +22,7 @@ pub enum Generate {
 
 impl Generate {
     /// Everything `--generate` makes, with the file name each is installed under.
+    #[cfg(test)]
     pub const ALL: [(Generate, &'static str); 4] = [
         (Generate::Man, "solver.1"),
         (Generate::Bash, "solver.bash"),
@@ -56,4 +57,30 @@ fn without_hidden(cmd: &clap::Command) -> clap::Command {
         .version(env!("CARGO_PKG_VERSION"))
         .about(cmd.get_about().cloned().unwrap_or_default())
         .args(shown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completions_and_manual_page_name_every_option() {
+        let command = Args::command();
+        let longs: Vec<&str> =
+            command.get_arguments().filter(|a| !a.is_hide_set()).filter_map(|a| a.get_long()).collect();
+        assert!(longs.contains(&"threads") && longs.contains(&"stats-internals"), "{longs:?}");
+        for (what, _) in Generate::ALL {
+            let text = String::from_utf8(generate(what)).unwrap();
+            // How an option's name appears in each.
+            let shown = |long: &str| match what {
+                Generate::Man => format!("\\-\\-{}", long.replace('-', "\\-")),
+                Generate::Fish => format!("-l {long}"),
+                _ => format!("--{long}"),
+            };
+            for long in &longs {
+                assert!(text.contains(&shown(long)), "{what:?} lacks {}", shown(long));
+            }
+            assert!(!text.contains(&shown("generate")), "{what:?} lists the hidden --generate");
+        }
+    }
 }

@@ -12,7 +12,9 @@ use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
 
-use crate::{parse_bytes, Answer, DepthStats, DiskReserve, Fill, Level, Options, Problem, MAX_THREADS};
+use solver::{
+    parse_bytes, Answer, Cancel, DepthStats, DiskReserve, Fill, Level, Options, Problem, MAX_THREADS,
+};
 
 mod count;
 mod manual;
@@ -25,7 +27,7 @@ mod report;
 pub use manual::{generate, Generate};
 pub use out::colour;
 use out::Stdout;
-pub use progress::{Progress, PROGRESS_DELAY};
+pub use progress::Progress;
 
 /// The `--help` heading of the options that cross-check the engine or tune it: they never
 /// change an answer.
@@ -140,7 +142,7 @@ pub struct Args {
     ///
     /// By default, the faster way on this machine, timed on the run's first parallel depths.
     #[arg(long, value_enum, default_value_t, value_name = "WAY", help_heading = TUNING)]
-    pub fill: Fill,
+    pub fill: FillArg,
     /// Do not reduce by symmetry (slower)
     #[arg(long, help_heading = TUNING)]
     pub no_symmetry: bool,
@@ -170,6 +172,29 @@ pub enum Backend {
     /// AVX-512 F, CD, BW, DQ and VL (x86-64 CPUs that have them); the 3x3 ring runs its AVX2
     /// code.
     Avx512,
+}
+
+/// `--fill`: how several threads fill a next frontier held in memory ([`Fill`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum FillArg {
+    /// Measured on the run's first parallel depths: each way in turn, then the faster one.
+    #[default]
+    Auto,
+    /// A shard a thread, filled only by that thread; the others' successors posted to them.
+    Owned,
+    /// One set behind one lock, filled by every thread a batch at a time.
+    OneLock,
+}
+
+impl FillArg {
+    /// The fill it asks for.
+    pub fn fill(self) -> Fill {
+        match self {
+            FillArg::Auto => Fill::Auto,
+            FillArg::Owned => Fill::Owned,
+            FillArg::OneLock => Fill::OneLock,
+        }
+    }
 }
 
 impl Backend {
@@ -291,7 +316,7 @@ pub fn main() -> ExitCode {
         return out::deliver(Stdout::open(), &generate(what));
     }
     #[cfg(unix)]
-    crate::on_first_scratch(remove_scratch_on_signals);
+    solver::on_first_scratch(remove_scratch_on_signals);
     if args.mpi {
         #[cfg(feature = "mpi")]
         return mpi::main(&args);
@@ -341,7 +366,7 @@ fn remove_scratch_on_signals() {
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) else { return };
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
-            crate::remove_scratch();
+            solver::remove_scratch();
             std::process::exit(128 + signal);
         }
     });
@@ -373,47 +398,38 @@ fn read_input(file: Option<&PathBuf>) -> Result<(Vec<u8>, String), (u8, String)>
 /// 1). A failure to write a depth's line ends the process at once.
 pub fn run(args: &Args, stdout: &mut Stdout) -> Result<(), Failed> {
     let problem = count::descended(args, read_problem(args)?)?;
-    let options = options(args);
+    // A line that cannot be written stops the search at once (its scratch removed, its
+    // checkpoint at the last depth done), and the run fails on that write.
+    let cancel = Cancel::new();
+    let options = options(args).with_cancel(cancel.clone());
     let started = Instant::now();
     let mut progress = Progress::new(problem.depth, started, progress_target(args));
     let count = count::Count::of(args);
     if count != count::Count::Answer {
         let out = Some(&mut stdout.0);
-        return count::run(
-            count,
-            args,
-            &problem,
-            &options,
-            &crate::Solo,
-            &mut progress,
-            out,
-            stop_on_write_failure,
-        );
+        return count::run(count, args, &problem, &options, &solver::Solo, &mut progress, out, None);
     }
+    let mut unwritten = None;
     let answer = {
         let stream = args.all_depths && !args.json;
         let out = &mut stdout.0;
         let mut observe = |s: &DepthStats| {
             progress.depth_done(s);
-            if let (true, Some(answer)) = (stream, s.answer) {
+            if let (true, Some(answer), None) = (stream, s.answer, &unwritten) {
                 if let Err(e) = progress.suspend(|| out::depth_line(out, s.depth, answer)) {
-                    progress.finish();
-                    stop_on_write_failure(&e);
+                    unwritten = Some(e);
+                    cancel.cancel();
                 }
             }
         };
-        crate::search(&problem.board, problem.depth, &options, &crate::Solo, &mut observe).map_err(failure)?
+        solver::solve_streamed(&problem.board, problem.depth, &options, &solver::Solo, &mut observe)
     };
     progress.finish();
+    if let Some(e) = unwritten {
+        return Err(Failed::Stdout(e));
+    }
+    let answer = answer.map_err(failure)?;
     finish(args, &problem, &answer, &options, started.elapsed().as_secs_f64(), stdout)
-}
-
-/// Ends the process after a failed write of a depth's line (the search cannot be told to
-/// stop): its scratch directories removed, exit 1, a message unless the pipe was broken.
-fn stop_on_write_failure(e: &io::Error) -> ! {
-    let _ = out::write_failed(e);
-    crate::remove_scratch();
-    std::process::exit(1)
 }
 
 /// The problem, read from the input and parsed.
@@ -424,25 +440,25 @@ fn read_problem(args: &Args) -> Result<Problem, (u8, String)> {
 
 /// The search's options, as the arguments give them.
 fn options(args: &Args) -> Options {
-    Options {
-        threads: args.threads,
-        backend: args.backend.level(),
-        general: args.general,
-        fill: args.fill,
-        no_symmetry: args.no_symmetry,
-        lanes: args.lanes,
-        all_depths: args.all_depths,
-        count_boards: args.any_stats(),
-        memory_limit: args.memory_limit,
-        work_dir: args.work_dir.clone(),
-        disk_reserve: match args.disk_reserve {
+    let mut options = Options::default()
+        .with_threads(args.threads)
+        .with_backend(args.backend.level())
+        .with_general(args.general)
+        .with_fill(args.fill.fill())
+        .with_no_symmetry(args.no_symmetry)
+        .with_lanes(args.lanes)
+        .with_all_depths(args.all_depths)
+        .with_count_boards(args.any_stats())
+        .with_memory_limit(args.memory_limit)
+        .with_disk_reserve(match args.disk_reserve {
             None => DiskReserve::Standard,
             Some(0) => DiskReserve::None,
             Some(n) => DiskReserve::Bytes(n),
-        },
-        checkpoint: args.checkpoint.clone(),
-        resume: args.resume.clone(),
-    }
+        });
+    options.work_dir.clone_from(&args.work_dir);
+    options.checkpoint.clone_from(&args.checkpoint);
+    options.resume.clone_from(&args.resume);
+    options
 }
 
 /// Where the progress bar is drawn: stderr when it is a terminal and the bar is not refused.
@@ -451,10 +467,15 @@ fn progress_target(args: &Args) -> Option<indicatif::ProgressDrawTarget> {
 }
 
 /// A failed search's exit code and message: disk trouble (unwritable, full, corrupt) is exit
-/// 1; refused options are exit 2.
-fn failure(e: anyhow::Error) -> (u8, String) {
-    let io = e.chain().any(|c| c.is::<io::Error>());
-    (if io { 1 } else { 2 }, format!("{e:#}"))
+/// 1; refused options, input and checkpoints are exit 2.
+fn failure(e: solver::Error) -> (u8, String) {
+    use solver::{CheckpointErrorKind, Error};
+    let disk = match &e {
+        Error::Io { .. } | Error::Mpi { .. } => true,
+        Error::Checkpoint(c) => c.kind() == CheckpointErrorKind::Corrupt,
+        _ => false,
+    };
+    (if disk { 1 } else { 2 }, e.to_string())
 }
 
 /// Reports a finished search: the checkpoint's place and the statistics on stderr; on

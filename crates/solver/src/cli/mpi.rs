@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use super::{failure, finish, options, out, progress_target, read_input, Args, Failed, Progress, Stdout};
-use crate::{parse_bytes, DepthStats};
+use solver::{parse_bytes, DepthStats};
 
 /// One rank of an MPI job. Rank 0 reads and checks the problem and sends its text to every
 /// rank (or its failure: then every rank ends with rank 0's exit code); every rank solves
@@ -14,16 +14,16 @@ use crate::{parse_bytes, DepthStats};
 /// for ever. Nothing goes to stdout unless every rank finished, but the `--all-depths` lines
 /// of the depths done (each printed as its depth ends, over every rank).
 pub fn main(args: &Args) -> ExitCode {
-    let (_universe, ranks) = match crate::mpi::start() {
+    let (_universe, ranks) = match solver::mpi::start() {
         Ok(started) => started,
         Err(e) => return Failed::Run(1, format!("--mpi: {e}")).exit(),
     };
-    let rank = crate::Cluster::rank(&ranks);
+    let rank = solver::Cluster::rank(&ranks);
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         default_hook(info);
         let _ = writeln!(io::stderr(), "rank {rank}: panicked; ending every rank");
-        crate::mpi::abort(101)
+        solver::mpi::abort(101)
     }));
     let mut stdout = (rank == 0).then(Stdout::open);
     let mut message = match &stdout {
@@ -36,7 +36,7 @@ pub fn main(args: &Args) -> ExitCode {
     }
     let fail = |(code, msg): (u8, String)| -> ! {
         let _ = writeln!(io::stderr(), "rank {rank}: error: {msg}");
-        crate::mpi::abort(i32::from(code))
+        solver::mpi::abort(i32::from(code))
     };
     let problem = parse_bytes(&message[1..]).map_err(|e| (2, e.to_string()));
     let problem = problem.and_then(|p| super::count::descended(args, p)).unwrap_or_else(|e| fail(e));
@@ -52,10 +52,19 @@ pub fn main(args: &Args) -> ExitCode {
     if count != super::count::Count::Answer {
         let stop: fn(&io::Error) -> ! = |e| {
             let _ = out::write_failed(e);
-            crate::mpi::abort(1)
+            solver::mpi::abort(1)
         };
         let out = stdout.as_mut().map(|s| &mut s.0);
-        return match super::count::run(count, args, &problem, &options, &ranks, &mut progress, out, stop) {
+        return match super::count::run(
+            count,
+            args,
+            &problem,
+            &options,
+            &ranks,
+            &mut progress,
+            out,
+            Some(stop),
+        ) {
             Ok(()) => ExitCode::SUCCESS,
             Err(super::Failed::Run(code, msg)) => fail((code, msg)),
             Err(failed) => failed.exit(),
@@ -69,11 +78,11 @@ pub fn main(args: &Args) -> ExitCode {
             if let (true, Some(answer), Some(out)) = (stream, s.answer, out.as_deref_mut()) {
                 if let Err(e) = progress.suspend(|| out::depth_line(out, s.depth, answer)) {
                     let _ = out::write_failed(&e);
-                    crate::mpi::abort(1)
+                    solver::mpi::abort(1)
                 }
             }
         };
-        crate::search(&problem.board, problem.depth, &options, &ranks, &mut observe)
+        solver::solve_streamed(&problem.board, problem.depth, &options, &ranks, &mut observe)
             .unwrap_or_else(|e| fail(failure(e)))
     };
     progress.finish();

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
-use crate::DepthStats;
+use solver::DepthStats;
 
 /// How long a run goes before its progress bar appears.
 pub const PROGRESS_DELAY: Duration = Duration::from_secs(1);
@@ -103,6 +103,7 @@ impl Progress {
     }
 
     /// True once the bar has been drawn.
+    #[cfg(test)]
     pub fn is_visible(&self) -> bool {
         self.shared.as_ref().is_some_and(|s| s.lock().bar.is_some())
     }
@@ -201,6 +202,13 @@ fn count(n: f64) -> String {
 mod tests {
     use super::*;
 
+    /// A depth's statistics with these figures.
+    fn stats(depth: u32, states: u64) -> DepthStats {
+        let mut s = DepthStats::default();
+        (s.depth, s.states) = (depth, states);
+        s
+    }
+
     #[test]
     fn the_message_names_the_depth_in_progress_and_its_expected_size() {
         assert_eq!(in_progress(16, 0, None), "depth 1/16");
@@ -217,7 +225,7 @@ mod tests {
     #[test]
     fn no_terminal_no_bar_and_no_thread() {
         let mut p = Progress::new(3, Instant::now() - Duration::from_secs(5), None);
-        p.depth_done(&DepthStats { depth: 1, ..DepthStats::default() });
+        p.depth_done(&stats(1, 0));
         assert!(!p.is_visible() && p.watcher.is_none());
         assert_eq!(p.suspend(|| 7), 7);
     }
@@ -226,8 +234,8 @@ mod tests {
     fn a_run_past_the_delay_draws_its_bar_with_the_current_depth() {
         let started = Instant::now() - Duration::from_secs(5);
         let mut p = Progress::new(9, started, Some(ProgressDrawTarget::hidden()));
-        p.depth_done(&DepthStats { depth: 0, states: 1, ..DepthStats::default() });
-        p.depth_done(&DepthStats { depth: 1, states: 4, ..DepthStats::default() });
+        p.depth_done(&stats(0, 1));
+        p.depth_done(&stats(1, 4));
         let deadline = Instant::now() + Duration::from_secs(10);
         while !p.is_visible() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
@@ -242,7 +250,7 @@ mod tests {
     #[test]
     fn a_short_run_never_draws() {
         let mut p = Progress::new(9, Instant::now(), Some(ProgressDrawTarget::hidden()));
-        p.depth_done(&DepthStats { depth: 1, states: 4, ..DepthStats::default() });
+        p.depth_done(&stats(1, 4));
         p.finish();
         assert!(!p.is_visible() && p.watcher.is_none());
     }

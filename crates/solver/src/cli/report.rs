@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use serde::{Serialize, Serializer};
 
-use crate::{Answer, DepthStats, Fill, Options, Problem};
+use solver::{Answer, DepthStats, Fill, Options, Problem};
 
 /// Bytes in a MiB, for the `_MiB` columns.
 fn mib(bytes: u64) -> f64 {
@@ -129,7 +129,7 @@ struct Report<'a> {
     stats: Option<&'a [DepthStats]>,
     /// With `--stats`, in an MPI job: each rank's own figures.
     #[serde(skip_serializing_if = "Option::is_none")]
-    ranks: Option<&'a [crate::RankSummary]>,
+    ranks: Option<&'a [solver::RankSummary]>,
 }
 
 #[derive(Debug, Serialize)]
@@ -172,7 +172,7 @@ pub fn write_json(
         backend: answer.backend.name(),
         threads: options.threads.unwrap_or_else(rayon::current_num_threads),
         seconds,
-        peak_memory_bytes: crate::peak_memory(),
+        peak_memory_bytes: solver::peak_memory(),
         answers: options.all_depths.then_some(Answers {
             made: &answer.answers,
             depth: problem.depth,

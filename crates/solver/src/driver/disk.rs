@@ -4,14 +4,14 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use anyhow::Result;
 use frontier::spill::DiskReserve;
 use frontier::{CountSet, Tally};
 use rayon::prelude::*;
 use state::{Counts, Rules};
 
-use super::Search;
+use super::{stopped, Search};
 use crate::checkpoint::{Checkpoint, Identity, Manifest};
+use crate::error::{Error, Result};
 use crate::home::{self, Part, Place, Pool, Scratch};
 use crate::weights::Weights;
 
@@ -88,10 +88,15 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let distinct = (self.growth / self.fanout.max(1e-9)).clamp(0.01, 1.0);
         let sets = &self.merge_sets;
         let outs: Vec<_> = parts.iter().map(|p| place.file(p.index)).collect();
+        let stop = self.stop();
+        let depth = self.depth + 1;
         let merged: Vec<Result<(home::Merged, W::Sum, u64)>> = parts
             .into_par_iter()
             .zip(outs)
             .map(|(part, out)| {
+                if stopped(&stop) {
+                    return Err(Error::Cancelled { depth });
+                }
                 let mine = rayon::current_thread_index().unwrap_or(0) % sets.len();
                 let set = &mut *sets[mine].lock().unwrap_or_else(|e| e.into_inner());
                 let (mut sum, mut boards) = (W::Sum::zero(), 0u64);

@@ -9,13 +9,14 @@ use frontier::Tally;
 use state::Rules;
 
 use super::{
-    for_each_mut, gather_buckets, pass_buckets, post, Search, StopOnDrop, BLOCK_CHUNKS, CHUNK_SLOTS,
+    for_each_mut, gather_buckets, pass_buckets, post, stopped, Search, StopOnDrop, BLOCK_CHUNKS, CHUNK_SLOTS,
 };
 use crate::dispatch;
 use crate::home::{self, Outbox};
 use crate::kernels::{Batches, Bucketing, Chunk, Ctx, Deal, OneLock, Owned, Routed, Split};
 use crate::plan::{DepthPlan, Way};
 use crate::weights::Weights;
+use crate::Cancel;
 
 /// What the expansion of one source found besides the successors it stored: the hashes of
 /// the paths that ended on full boards, the records made, the paths ended (wrapping).
@@ -43,12 +44,17 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         }
         let t0 = Instant::now();
         let mut found = Found { ended: W::Sum::zero(), records: 0, ended_paths: 0 };
+        let stop = self.stop();
         match plan.way {
-            Way::Owned => self.run_owned(plan),
-            Way::OneLock => self.run_one_lock(plan),
-            Way::Blocks => self.run_blocks(plan, outbox, &mut found),
-            Way::Direct { prefault } => self.run_direct(prefault, &mut found),
-            Way::Routed => self.run_routed(outbox.expect("a routed depth has an outbox"), &mut found),
+            Way::Owned => self.run_owned(plan, &stop),
+            Way::OneLock => self.run_one_lock(plan, &stop),
+            Way::Blocks => self.run_blocks(plan, outbox, &mut found, &stop),
+            Way::Direct { prefault } => self.run_direct(prefault, &mut found, &stop),
+            Way::Routed => self.run_routed(outbox.expect("a routed depth has an outbox"), &mut found, &stop),
+        }
+        if stopped(&stop) {
+            // Chunks were skipped: what the others found is of no use (the run stops).
+            return (W::Sum::zero(), 0);
         }
         if plan.way.fill().is_some() {
             for i in 0..self.chunks.len() {
@@ -78,7 +84,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
 
     /// [`Way::Owned`]: every thread expands chunks straight into the shards it owns, and
     /// posts the successors of the others' shards to them ([`Owned`]).
-    fn run_owned(&mut self, plan: &DepthPlan) {
+    fn run_owned(&mut self, plan: &DepthPlan, stop: &Option<Cancel>) {
         let (threads, shard_bits, expect) = (plan.threads, plan.shard_bits, plan.expect);
         self.letters.resize_with(threads, Default::default);
         for (me, letters) in self.letters.iter_mut().enumerate() {
@@ -99,14 +105,14 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             }
             let letters = &mut *letters[me].lock().unwrap_or_else(|e| e.into_inner());
             let mut sink = Owned::new(&sets, shard_bits, post, letters);
-            dealt.expand(me, batches, &mut |c, buffers| dispatch::direct(x, c, &mut sink, buffers));
+            dealt.expand(me, batches, stop, &mut |c, buffers| dispatch::direct(x, c, &mut sink, buffers));
             sink.finish(&done, threads);
         });
     }
 
     /// [`Way::OneLock`]: every thread expands chunks straight into the one set, behind one
     /// lock ([`OneLock`]).
-    fn run_one_lock(&mut self, plan: &DepthPlan) {
+    fn run_one_lock(&mut self, plan: &DepthPlan, stop: &Option<Cancel>) {
         self.waiting.resize_with(plan.threads, Default::default);
         let x =
             Ctx { rules: self.rules, weights: self.weights, cur: &self.cur, count_boards: self.count_boards };
@@ -117,7 +123,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             let me = ctx.index();
             let waiting = &mut *waiting[me].lock().unwrap_or_else(|e| e.into_inner());
             let mut sink = OneLock::new(&set, waiting);
-            dealt.expand(me, batches, &mut |c, buffers| dispatch::direct(x, c, &mut sink, buffers));
+            dealt.expand(me, batches, stop, &mut |c, buffers| dispatch::direct(x, c, &mut sink, buffers));
             sink.finish();
         });
     }
@@ -127,7 +133,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// meanwhile: the job stops at its next piece once the expansion ends or unwinds (the
     /// guard's drop), and this thread does not wait for it (the job holds the maps it
     /// faults, and faulting changes no byte).
-    fn run_direct(&mut self, prefault: usize, found: &mut Found<W::Sum>) {
+    fn run_direct(&mut self, prefault: usize, found: &mut Found<W::Sum>, stop: &Option<Cancel>) {
         let _stop_job = (prefault > 0).then(|| {
             let job = self.cur.prefault(prefault);
             let stop = Arc::new(AtomicBool::new(false));
@@ -137,6 +143,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         });
         let mut buffers = self.take_buffers();
         for i in 0..self.chunks.len() {
+            if stopped(stop) {
+                break;
+            }
             let x = Ctx {
                 rules: self.rules,
                 weights: self.weights,
@@ -151,12 +160,20 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
 
     /// [`Way::Routed`]: as direct, but the successors of partitions kept elsewhere go to
     /// `outbox` (with several ranks, its mail goes out as it fills).
-    fn run_routed(&mut self, outbox: &Outbox<R::Key, W::Count>, found: &mut Found<W::Sum>) {
+    fn run_routed(
+        &mut self,
+        outbox: &Outbox<R::Key, W::Count>,
+        found: &mut Found<W::Sum>,
+        stop: &Option<Cancel>,
+    ) {
         let remote = self.ranks.n > 1;
         let mail = self.mail_records();
         let mut buffers = self.take_buffers();
         let mut split = Split::default();
         for i in 0..self.chunks.len() {
+            if stopped(stop) {
+                break;
+            }
             let set = self.next.shard_mut(0);
             let mut routed = Routed { set, sender: outbox.sender(), split: &mut split };
             let x = Ctx {
@@ -185,6 +202,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         plan: &DepthPlan,
         outbox: Option<&Outbox<R::Key, W::Count>>,
         found: &mut Found<W::Sum>,
+        stop: &Option<Cancel>,
     ) {
         let (threads, remote, mail) = (plan.threads, self.ranks.n > 1, self.mail_records());
         // A chunk is a range of table slots, some of them empty: its records are its
@@ -204,6 +222,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             self.made.resize_with(threads, Default::default);
         }
         for b in 0..self.chunks.len().div_ceil(block.max(1)) {
+            if stopped(stop) {
+                break;
+            }
             let range = b * block..((b + 1) * block).min(self.chunks.len());
             if b > 0 {
                 // The buckets' memory passes from block to block.
@@ -287,15 +308,20 @@ impl<'c, K: Copy, S> Dealt<'c, K, S> {
         Dealt { deal: Deal::new(&owner, threads), chunks: chunks.iter_mut().map(Mutex::new).collect() }
     }
 
-    /// Thread `me` expands the chunks dealt to it into `sink`, with its own batch buffers.
+    /// Thread `me` expands the chunks dealt to it into `sink`, with its own batch buffers;
+    /// once `stop` is cancelled, it takes the rest of its chunks without expanding them.
     fn expand<C>(
         &self,
         me: usize,
         batches: &[crate::kernels::Lined<Mutex<Batches<K, C>>>],
+        stop: &Option<Cancel>,
         sink: &mut ExpandChunk<'_, K, S, C>,
     ) {
         let buffers = &mut *batches[me % batches.len()].lock().unwrap_or_else(|e| e.into_inner());
         while let Some(i) = self.deal.next(me) {
+            if stopped(stop) {
+                continue;
+            }
             let c = &mut **self.chunks[i].lock().unwrap_or_else(|e| e.into_inner());
             c.records = sink(c, buffers);
         }

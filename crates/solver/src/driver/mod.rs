@@ -31,7 +31,6 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use anyhow::Result;
 use frontier::{CountSet, Frontier, Tally};
 use rayon::prelude::*;
 use state::{Counts, PackedKey, Rules};
@@ -39,12 +38,14 @@ use state::{Counts, PackedKey, Rules};
 use crate::budget::{Budget, Need};
 use crate::checkpoint::Manifest;
 use crate::cluster::{self, Cluster, Ranks};
+use crate::error::{Error, Result};
 use crate::fill::{self, Fill};
 use crate::home::{Away, Outbox};
 use crate::kernels::{add, own_hash, Batches, Chunk, Letters, Lined, Made, Post, Waiting};
 use crate::plan::{self, DepthPlan, Facts, Way};
 use crate::stats::{peak_memory, DepthStats, Observer, RankSummary};
 use crate::weights::{wide_counts, Weights};
+use crate::Cancel;
 
 mod disk;
 mod exec;
@@ -120,6 +121,9 @@ pub(crate) struct Search<'r, R: Rules, W: Weights> {
     storage: Storage,
     /// Bytes read and written by the current depth.
     io: (u64, u64),
+    /// Stops the run between depths (every rank together), or within a depth at the next
+    /// chunk or source (one rank alone).
+    pub(crate) cancel: Option<Cancel>,
 }
 
 /// What a run computes besides the answer.
@@ -211,6 +215,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             budget,
             storage,
             io: (0, 0),
+            cancel: None,
         }
     }
 
@@ -348,6 +353,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 // (small searches never get here, nor start the pool).
                 return rayon::scope(|_| self.depths(p, depth, config, observe));
             }
+            self.stop_between_depths()?;
             self.io = (0, 0);
             let cheap_sums = self.weights.cheap_successor_sums(self.rules);
             if plan::last_two_in_one(
@@ -360,6 +366,36 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             }
             self.check_exact(p)?;
             self.one_depth(p, depth, config, observe)?;
+        }
+        Ok(())
+    }
+
+    /// Stops before the depth after `self.depth` when any rank's run was cancelled.
+    /// Collective: every rank learns whether one was, and they all stop together.
+    fn stop_between_depths(&self) -> Result<()> {
+        let mine = self.cancel.as_ref().is_some_and(Cancel::is_cancelled);
+        let any =
+            if self.ranks.n > 1 { cluster::sum_over(self.cluster, &[u64::from(mine)])[0] > 0 } else { mine };
+        if any {
+            return Err(Error::Cancelled { depth: self.depth + 1 });
+        }
+        Ok(())
+    }
+
+    /// What stops the depth in progress at its next chunk: the token, for a run of one rank
+    /// (ranks stop together, between depths).
+    pub(super) fn stop(&self) -> Option<Cancel> {
+        if self.ranks.n == 1 {
+            self.cancel.clone()
+        } else {
+            None
+        }
+    }
+
+    /// Stops the depth in progress (one rank alone) when the run was cancelled.
+    pub(super) fn stop_within_depth(&self) -> Result<()> {
+        if stopped(&self.stop()) {
+            return Err(Error::Cancelled { depth: self.depth + 1 });
         }
         Ok(())
     }
@@ -380,12 +416,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             }
         };
         if paths.checked_mul(most_moves(self.rules.shape())).is_none() {
-            anyhow::bail!(
-                "depth {}: its exact counts could pass 2^128 (depth {} has {paths} move sequences); the count stops at depth {}",
-                p.done + 1,
-                p.done,
-                p.done
-            );
+            return Err(Error::Overflow { depth: p.done + 1, sequences: paths });
         }
         Ok(())
     }
@@ -521,19 +552,9 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         self.phase_seconds = [0.0; 2];
         self.ended.clear_for(0);
         self.target = target;
-        let facts = self.facts(stats.depth);
         let total = self.depth_states() as usize;
-        let partitions = self.budget.plan(&Need {
-            states: total as u64,
-            growth: self.growth,
-            position_bytes: facts.budget_position_bytes,
-            resident_bytes: self.cur.bytes() as u64,
-            largest_away: self.away.largest(),
-            // (Asking rayon for its thread count starts the pool: only for a parallel depth.)
-            threads: if plan::parallel(&facts) { rayon::current_num_threads() } else { 1 },
-        });
-        let plan = plan::depth(&facts, partitions, &self.fill);
-        self.fill = plan.fill.clone();
+        let plan = self.plan_depth(stats.depth);
+        let partitions = plan.partitions;
         stats.fill = plan.way.fill();
         let clearing = Instant::now();
         self.prepare_next(&plan);
@@ -547,7 +568,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             let (e, r) = s.expand_source(&plan, outbox.as_ref(), &mut stats.ended_paths);
             ended = ended.merge(e);
             records += r;
-            Ok(())
+            s.stop_within_depth()
         })?;
         // What the fill's trials measure, and must beat.
         let seconds = cleared + expanding.elapsed().as_secs_f64();
@@ -558,6 +579,23 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         }
         let states = self.finish_depth(stats, &plan, outbox, total, records)?;
         Ok((ended, states, records as u64))
+    }
+
+    /// How depth `depth` runs: the budget's partitions, then the plan ([`plan::depth`]).
+    fn plan_depth(&mut self, depth: u32) -> DepthPlan {
+        let facts = self.facts(depth);
+        let partitions = self.budget.plan(&Need {
+            states: self.depth_states(),
+            growth: self.growth,
+            position_bytes: facts.budget_position_bytes,
+            resident_bytes: self.cur.bytes() as u64,
+            largest_away: self.away.largest(),
+            // (Asking rayon for its thread count starts the pool: only for a parallel depth.)
+            threads: if plan::parallel(&facts) { rayon::current_num_threads() } else { 1 },
+        });
+        let plan = plan::depth(&facts, partitions, &self.fill);
+        self.fill = plan.fill.clone();
+        plan
     }
 
     /// Makes the next memory home ready for `plan`: its shards, sized, on huge pages when the
@@ -687,6 +725,11 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     }
 }
 
+/// True when `stop` holds a cancelled token.
+pub(super) fn stopped(stop: &Option<Cancel>) -> bool {
+    stop.as_ref().is_some_and(Cancel::is_cancelled)
+}
+
 /// Sets its flag when dropped: stops a detached job when the work it runs beside ends, however
 /// it ends.
 struct StopOnDrop(Arc<AtomicBool>);
@@ -796,6 +839,40 @@ mod tests {
         for fill in [Fill::Owned, Fill::OneLock, Fill::Auto] {
             assert!(one == frontiers(2, fill), "two threads, {fill:?}");
             assert!(one == frontiers(3, fill), "three threads, {fill:?}");
+        }
+    }
+
+    /// A depth whose run is cancelled expands no chunk, whichever way it runs (one thread,
+    /// owned, one lock), and its step stops with the cancelled error naming it.
+    #[test]
+    fn a_cancelled_depth_expands_no_chunk() {
+        let grid = Grid::<u64>::new(Shape::new(4, 4).unwrap(), Level::Portable);
+        for (threads, fill) in [(1, Fill::Auto), (2, Fill::Owned), (2, Fill::OneLock)] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let mut search =
+                    Search::new(&grid, Lanes, Budget::new(None), Storage::default(), &crate::cluster::Solo);
+                search.fill = fill::Choice::new(fill);
+                let (c, t) = grid.canonical(grid.pack(&[0; 16]));
+                search.cur.reset(0, 1);
+                search.cur.shard_mut(0).insert(c, &Lanes.start(&grid, t));
+                // Grown until a depth is parallel (on two threads).
+                while search.depth_states() < 4 * plan::PARALLEL_MIN as u64 {
+                    search.step(&mut DepthStats::default(), u32::MAX).unwrap();
+                    search.depth += 1;
+                }
+                let plan = search.plan_depth(search.depth + 1);
+                assert_eq!(plan.way.fill(), (threads > 1).then_some(fill), "{plan:?}");
+                search.prepare_next(&plan);
+                let cancel = Cancel::new();
+                search.cancel = Some(cancel.clone());
+                cancel.cancel();
+                let (_, records) = search.expand_source(&plan, None, &mut 0);
+                assert_eq!((records, search.next.len()), (0, 0), "{threads} threads, {fill:?}");
+                let stopped = search.step(&mut DepthStats::default(), u32::MAX);
+                let depth = search.depth + 1;
+                assert!(matches!(stopped, Err(Error::Cancelled { depth: d }) if d == depth), "{stopped:?}");
+            });
         }
     }
 

@@ -3,13 +3,13 @@
 
 use std::time::Instant;
 
-use anyhow::Result;
 use frontier::{CountSet, Tally};
 use rayon::prelude::*;
 use state::Rules;
 
-use super::Search;
+use super::{stopped, Search};
 use crate::dispatch;
+use crate::error::Result;
 use crate::home;
 use crate::kernels::{Chunk, Ctx};
 use crate::stats::DepthStats;
@@ -131,10 +131,15 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     pub(super) fn for_each_source(&mut self, mut f: impl FnMut(&mut Self) -> Result<()>) -> Result<()> {
         let group = if self.parallel() { rayon::current_num_threads() } else { 1 };
         if !self.cur.is_empty() {
+            self.stop_within_depth()?;
             f(self)?;
         }
         let away = std::mem::take(&mut self.away);
         for parts in away.parts.chunks(group) {
+            if let Err(e) = self.stop_within_depth() {
+                self.away = away;
+                return Err(e);
+            }
             let bits = parts.len().next_power_of_two().trailing_zeros();
             self.cur.resize_shards(bits);
             let load = |i: usize, set: &mut CountSet<R::Key, W::Count>| {
@@ -183,8 +188,16 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let mut sum = W::Sum::zero();
         self.for_each_source(|s| {
             s.plan_pass(parallel);
-            let x = Ctx { rules: s.rules, weights: s.weights, cur: &s.cur, count_boards: s.count_boards };
-            for_each_mut(parallel, &mut s.chunks, |_, c| dispatch::last(x, c));
+            let (x, stop) = (
+                Ctx { rules: s.rules, weights: s.weights, cur: &s.cur, count_boards: s.count_boards },
+                s.stop(),
+            );
+            for_each_mut(parallel, &mut s.chunks, |_, c| {
+                if !stopped(&stop) {
+                    dispatch::last(x, c);
+                }
+            });
+            s.stop_within_depth()?;
             sum = s.chunks.iter().fold(sum, |a, c| a.merge(c.acc));
             Ok(())
         })?;
@@ -204,8 +217,16 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let mut second = (DepthStats { depth: depth + 1, ..DepthStats::default() }, W::Sum::zero());
         self.for_each_source(|s| {
             s.plan_pass(parallel);
-            let x = Ctx { rules: s.rules, weights: s.weights, cur: &s.cur, count_boards: s.count_boards };
-            for_each_mut(parallel, &mut s.chunks, |_, c| dispatch::last_two(x, c));
+            let (x, stop) = (
+                Ctx { rules: s.rules, weights: s.weights, cur: &s.cur, count_boards: s.count_boards },
+                s.stop(),
+            );
+            for_each_mut(parallel, &mut s.chunks, |_, c| {
+                if !stopped(&stop) {
+                    dispatch::last_two(x, c);
+                }
+            });
+            s.stop_within_depth()?;
             for c in &s.chunks {
                 first.0.records += c.records as u64;
                 first.0.ended_paths = first.0.ended_paths.wrapping_add(c.ended_paths);

@@ -52,6 +52,11 @@ mod weights;
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeSnippets;
 
+/// This crate's README's example, compiled and run as a documentation test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadme;
+
 pub use budget::default_memory_limit;
 pub use error::{CheckpointError, CheckpointErrorKind, Error, Result};
 pub use input::{parse, parse_bytes, InputError, Problem};

@@ -7,6 +7,30 @@ use std::time::Instant;
 use super::{failure, finish, options, out, progress_target, read_input, Args, Failed, Progress, Stdout};
 use solver::{parse_bytes, DepthStats};
 
+/// Rank 0's status (0, or the exit code of its failure) and then the problem's text, as
+/// every rank gets it from rank 0 (which reads and checks it; its `stdout` is checked first).
+/// Collective.
+fn problem_text(args: &Args, ranks: &solver::mpi::Mpi, stdout: Option<&io::Result<Stdout>>) -> Vec<u8> {
+    let mut message = vec![0u8];
+    if solver::Cluster::rank(ranks) == 0 {
+        let read = match stdout {
+            Some(Err(e)) => Err((1, format!("cannot write to stdout: {e}"))),
+            _ => read_input(args.file.as_ref()).and_then(|(bytes, source)| {
+                parse_bytes(&bytes).map(|_| bytes).map_err(|e| (2, format!("{source}: {e}")))
+            }),
+        };
+        match read {
+            Ok(bytes) => message.extend_from_slice(&bytes),
+            Err((code, msg)) => {
+                let _ = writeln!(io::stderr(), "error: {msg}");
+                message[0] = code;
+            }
+        }
+    }
+    ranks.broadcast(&mut message);
+    message
+}
+
 /// One rank of an MPI job. Rank 0 reads and checks the problem and sends its text to every
 /// rank (or its failure: then every rank ends with rank 0's exit code); every rank solves
 /// with its own options; rank 0 prints. An error on any rank, or a panic, is printed with the
@@ -25,25 +49,8 @@ pub fn main(args: &Args) -> ExitCode {
         let _ = writeln!(io::stderr(), "rank {rank}: panicked; ending every rank");
         solver::mpi::abort(101)
     }));
-    // Rank 0's status (0, or the exit code of its failure) and then the problem's text.
-    let mut message = vec![0u8];
     let mut stdout = (rank == 0).then(Stdout::open);
-    if rank == 0 {
-        let read = match &stdout {
-            Some(Err(e)) => Err((1, format!("cannot write to stdout: {e}"))),
-            _ => read_input(args.file.as_ref()).and_then(|(bytes, source)| {
-                parse_bytes(&bytes).map(|_| bytes).map_err(|e| (2, format!("{source}: {e}")))
-            }),
-        };
-        match read {
-            Ok(bytes) => message.extend_from_slice(&bytes),
-            Err((code, msg)) => {
-                let _ = writeln!(io::stderr(), "error: {msg}");
-                message[0] = code;
-            }
-        }
-    }
-    ranks.broadcast(&mut message);
+    let message = problem_text(args, &ranks, stdout.as_ref());
     if message[0] != 0 {
         return ExitCode::from(message[0]);
     }

@@ -7,6 +7,8 @@
 //!   depends on none of the command line's crates, and on exactly the crates that
 //!   `README.md` and `crates/solver/README.md` list between their [`LIST_START`] and
 //!   [`LIST_END`] markers (each crate name in backticks).
+//! * **The size rule** (`size.rs`): no function over 80 lines, no file over 900, in
+//!   `crates/*/src`.
 
 use std::process::Command;
 
@@ -26,11 +28,12 @@ const LIST_END: &str = "<!-- end of library dependencies -->";
 /// The READMEs that list the library's dependencies, from the workspace's root.
 const READMES: [&str; 2] = ["README.md", "crates/solver/README.md"];
 
-/// Runs both checks; an error names every package that breaks one.
-pub fn run(args: &[String]) -> Result<()> {
+/// Runs the checks; an error names every package that breaks one.
+pub fn run(root: &std::path::Path, args: &[String]) -> Result<()> {
     crate::check_args("check", args, &[], &[])?;
     msrv()?;
-    library()?;
+    library(root)?;
+    crate::size::run(root)?;
     Ok(())
 }
 
@@ -81,7 +84,7 @@ fn msrv() -> Result<()> {
     Ok(())
 }
 
-fn library() -> Result<()> {
+fn library(root: &std::path::Path) -> Result<()> {
     let names = tree(&["-e", "normal,build"])?;
     let found: Vec<&str> = CLI_ONLY.into_iter().filter(|c| names.iter().any(|n| n == c)).collect();
     if !found.is_empty() {
@@ -89,7 +92,6 @@ fn library() -> Result<()> {
     }
     let direct = tree(&["-e", "normal", "--depth", "1", "--target", "all"])?;
     let direct: Vec<String> = direct.into_iter().filter(|n| n != "solver").collect();
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     for readme in READMES {
         let text =
             std::fs::read_to_string(root.join(readme)).with_context(|| format!("cannot read {readme}"))?;

@@ -7,6 +7,7 @@
 mod bench;
 mod check;
 mod man;
+mod size;
 mod tables;
 mod verify;
 
@@ -31,7 +32,9 @@ Commands:
                          2, 3`, in memory and on disk (--memory-limit 1M), against one process;
                          non-zero exit on any mismatch
   check                  every locked package builds with the workspace's rust-version, and
-                         solver without its default `cli` feature pulls in no command-line crate
+                         solver without its default `cli` feature pulls in no command-line
+                         crate, and no function in crates/*/src is over 80 lines, no file
+                         over 900 (tests aside)
   tables [--only NAME] [--minutes N]
                          exact counts of the game into docs/tables/ (a page and a plot a
                          board): every board of up to 9 cells to the end of every game; 2x5,
@@ -72,7 +75,7 @@ fn main() -> Result<()> {
         Some("verify") => verify::run(&root, &args[1..]),
         Some("verify-mpi") => verify::run_mpi(&root, &args[1..]),
         Some("bench") => bench::run(&root, &args[1..]),
-        Some("check") => check::run(&args[1..]),
+        Some("check") => check::run(&root, &args[1..]),
         Some("man") => man::run(&root, &args[1..]),
         Some("tables") => tables::run(&root, &args[1..]),
         Some("dist") => {

@@ -7,30 +7,6 @@ use std::time::Instant;
 use super::{failure, finish, options, out, progress_target, read_input, Args, Failed, Progress, Stdout};
 use solver::{parse_bytes, DepthStats};
 
-/// Rank 0's status (0, or the exit code of its failure) and then the problem's text, as
-/// every rank gets it from rank 0 (which reads and checks it; its `stdout` is checked first).
-/// Collective.
-fn problem_text(args: &Args, ranks: &solver::mpi::Mpi, stdout: Option<&io::Result<Stdout>>) -> Vec<u8> {
-    let mut message = vec![0u8];
-    if solver::Cluster::rank(ranks) == 0 {
-        let read = match stdout {
-            Some(Err(e)) => Err((1, format!("cannot write to stdout: {e}"))),
-            _ => read_input(args.file.as_ref()).and_then(|(bytes, source)| {
-                parse_bytes(&bytes).map(|_| bytes).map_err(|e| (2, format!("{source}: {e}")))
-            }),
-        };
-        match read {
-            Ok(bytes) => message.extend_from_slice(&bytes),
-            Err((code, msg)) => {
-                let _ = writeln!(io::stderr(), "error: {msg}");
-                message[0] = code;
-            }
-        }
-    }
-    ranks.broadcast(&mut message);
-    message
-}
-
 /// One rank of an MPI job. Rank 0 reads and checks the problem and sends its text to every
 /// rank (or its failure: then every rank ends with rank 0's exit code); every rank solves
 /// with its own options; rank 0 prints. An error on any rank, or a panic, is printed with the
@@ -50,14 +26,15 @@ pub fn main(args: &Args) -> ExitCode {
         solver::mpi::abort(101)
     }));
     let mut stdout = (rank == 0).then(Stdout::open);
-    let message = problem_text(args, &ranks, stdout.as_ref());
+    let mut message = match &stdout {
+        Some(stdout) => rank_zero_message(args, stdout),
+        None => vec![0u8],
+    };
+    ranks.broadcast(&mut message);
     if message[0] != 0 {
         return ExitCode::from(message[0]);
     }
-    let fail = |(code, msg): (u8, String)| -> ! {
-        let _ = writeln!(io::stderr(), "rank {rank}: error: {msg}");
-        solver::mpi::abort(i32::from(code))
-    };
+    let fail = |e: (u8, String)| -> ! { fail(rank, e) };
     let problem = parse_bytes(&message[1..]).map_err(|e| (2, e.to_string()));
     let problem = problem.and_then(|p| super::count::descended(args, p)).unwrap_or_else(|e| fail(e));
     let options = options(args);
@@ -70,25 +47,8 @@ pub fn main(args: &Args) -> ExitCode {
     };
     let count = super::count::Count::of(args);
     if count != super::count::Count::Answer {
-        let stop: fn(&io::Error) -> ! = |e| {
-            let _ = out::write_failed(e);
-            solver::mpi::abort(1)
-        };
         let out = stdout.as_mut().map(|s| &mut s.0);
-        return match super::count::run(
-            count,
-            args,
-            &problem,
-            &options,
-            &ranks,
-            &mut progress,
-            out,
-            Some(stop),
-        ) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(super::Failed::Run(code, msg)) => fail((code, msg)),
-            Err(failed) => failed.exit(),
-        };
+        return counted(count, args, &problem, &options, &ranks, &mut progress, out);
     }
     let answer = {
         let stream = args.all_depths && !args.json;
@@ -116,5 +76,51 @@ pub fn main(args: &Args) -> ExitCode {
     match finish(args, &problem, &answer, &options, started.elapsed().as_secs_f64(), &mut stdout) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failed) => failed.exit(),
+    }
+}
+
+/// Prints rank `rank`'s error and ends every rank of the job with its exit code.
+fn fail(rank: usize, (code, msg): (u8, String)) -> ! {
+    let _ = writeln!(io::stderr(), "rank {rank}: error: {msg}");
+    solver::mpi::abort(i32::from(code))
+}
+
+/// `--perft` or `--divide` as this rank (see [`super::count::run`]): a row that cannot be
+/// written, or an error, ends every rank.
+fn counted(
+    count: super::count::Count,
+    args: &Args,
+    problem: &solver::Problem,
+    options: &solver::Options,
+    ranks: &solver::mpi::Mpi,
+    progress: &mut Progress,
+    out: Option<&mut std::fs::File>,
+) -> ExitCode {
+    let stop: fn(&io::Error) -> ! = |e| {
+        let _ = out::write_failed(e);
+        solver::mpi::abort(1)
+    };
+    match super::count::run(count, args, problem, options, ranks, progress, out, Some(stop)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failed::Run(code, msg)) => fail(solver::Cluster::rank(ranks), (code, msg)),
+        Err(failed) => failed.exit(),
+    }
+}
+
+/// What rank 0 sends every rank: its status (0, or the exit code of its failure, said on
+/// stderr) and then the problem's text, read and checked.
+fn rank_zero_message(args: &Args, stdout: &io::Result<Stdout>) -> Vec<u8> {
+    let read = match stdout {
+        Err(e) => Err((1, format!("cannot write to stdout: {e}"))),
+        Ok(_) => read_input(args.file.as_ref()).and_then(|(bytes, source)| {
+            parse_bytes(&bytes).map(|_| bytes).map_err(|e| (2, format!("{source}: {e}")))
+        }),
+    };
+    match read {
+        Ok(bytes) => [&[0u8][..], &bytes].concat(),
+        Err((code, msg)) => {
+            let _ = writeln!(io::stderr(), "error: {msg}");
+            vec![code]
+        }
     }
 }

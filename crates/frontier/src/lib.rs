@@ -20,7 +20,8 @@
 //!   until touched. A [`Prefault`] job faults the pages a set will grow into, on a thread
 //!   that would otherwise idle, while the set is used.
 //! * [`spill`]: record files (key and counts, checked by a header and a checksum) for
-//!   frontiers that live on disk: written and read sequentially.
+//!   frontiers that live on disk: written and read sequentially; each error names its file
+//!   ([`spill::FileError`]).
 //!
 //! The crate knows keys and payloads, not games.
 //!
@@ -38,6 +39,11 @@
 //! assert_eq!(f.get(&7), Some([3, 5]));
 //! ```
 #![deny(missing_docs)]
+
+/// The README's example, compiled and run as a documentation test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 mod arena;
 mod hash;

@@ -6,25 +6,40 @@
 //!
 //! # Brief overview
 //!
-//! * [`solve`]: the library entry point, a [`Board`], a depth and [`Options`] in, an
-//!   [`Answer`] out.
+//! * [`solve`]: a [`Board`], a depth and [`Options`] in, an [`Answer`] out;
+//!   [`solve_observed`] calls back as each depth ends ([`DepthStats`]),
+//!   [`solve_distributed`] runs as one rank of several ([`Cluster`]: [`InProcess`] threads,
+//!   or MPI processes with the `mpi` feature's `solver::mpi`), and [`solve_streamed`] keeps
+//!   the memory of a caller of every depth's answer from growing with the depth.
 //! * [`perft`] and [`divide`]: exact counts of the move sequences from a board, depth by
-//!   depth and by first move ([`moves`] names the moves).
+//!   depth and by first move ([`moves`] names the moves; [`Problem::after_moves`] plays them).
 //! * [`parse`]: the text format (the depth on the first line, then one board row a line).
+//! * [`Options`], built with `with_*` setters: threads, backend, the memory limit past which
+//!   partitions of the frontier go to disk, the disk reserve, checkpoints to resume, and a
+//!   [`Cancel`] token that stops a run between depths or at the next chunk of one.
+//! * [`Error`]: what every call returns on failure, a variant a caller can match (input,
+//!   options, backend, I/O with the file, checkpoint, overflow, rank, cancelled).
 //! * The search (one breadth-first pass a depth over symmetry-canonical positions with one
 //!   path count per symmetry, or one orbit mass when every symmetry fixes the start board)
-//!   runs on rayon; the answer never depends on the thread count.
-//! * The 3x3 board takes a fast path ([`state::Ring3`], SIMD canonicalisation); every other
-//!   shape up to 64 cells takes the general one ([`state::Grid`]).
+//!   runs on rayon; the answer never depends on the thread count or where the frontier
+//!   lives. The 3x3 board takes a fast path ([`state::Ring3`], SIMD canonicalisation); every
+//!   other shape up to 64 cells takes the general one ([`state::Grid`]).
 //!
 //! # Example
 //!
 //! ```
-//! use solver::{parse, solve, Options};
+//! use solver::{parse, solve, Error, Options};
 //!
-//! let problem = parse("20\n0 6 0\n2 2 2\n1 6 1\n").unwrap();
-//! let answer = solve(&problem.board, problem.depth, &Options::default()).unwrap();
+//! let problem = parse("20\n0 6 0\n2 2 2\n1 6 1\n")?;
+//! let options = Options::default().with_threads(2);
+//! let answer = solve(&problem.board, problem.depth, &options)?;
 //! assert_eq!(answer.answer, 322_444_322);
+//!
+//! // A checkpoint needs a new or empty directory: a crate's is refused, and untouched.
+//! let dir = env!("CARGO_MANIFEST_DIR");
+//! let refused = solve(&problem.board, problem.depth, &Options::default().with_checkpoint(dir));
+//! assert!(matches!(refused, Err(Error::Checkpoint(e)) if e.dir() == std::path::Path::new(dir)));
+//! # Ok::<(), Error>(())
 //! ```
 #![deny(missing_docs)]
 
@@ -51,6 +66,11 @@ mod weights;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeSnippets;
+
+/// This crate's README's example, compiled and run as a documentation test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadme;
 
 pub use budget::default_memory_limit;
 pub use error::{CheckpointError, CheckpointErrorKind, Error, Result};

@@ -225,6 +225,14 @@ fn checkpoint_directories_stay_the_users() {
     let (code, _, err) = solver(&["--resume", ck_arg, "--lanes"], "5\n0 0\n0 0\n");
     assert!(code != 0 && err.contains("refusing"), "{err}");
     assert_eq!(entries(&ck), before);
+    // A changed manifest is a corrupt checkpoint (exit 1), named, and kept as it is.
+    let manifest = ck.join("checkpoint");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replacen("depth = 5", "depth = 4", 1)).unwrap();
+    let (code, out, err) = solver(&["--resume", ck_arg], "5\n0 0\n0 0\n");
+    assert!(code == 1 && out.is_empty() && err.contains("not a valid checkpoint manifest"), "{code} {err}");
+    std::fs::write(&manifest, text).unwrap();
+    assert_eq!(entries(&ck), before);
     // --checkpoint and --resume naming different directories.
     let other = dir.join("other");
     let (code, _, err) =

@@ -42,6 +42,11 @@
 //! ```
 #![deny(missing_docs)]
 
+/// The README's example, compiled and run as a documentation test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod canon;
 mod counts;
 #[cfg(target_arch = "x86_64")]

@@ -35,6 +35,11 @@
 //! ```
 #![deny(missing_docs)]
 
+/// The README's example, compiled and run as a documentation test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod captures;
 pub mod geometry;
 pub mod ring3;

@@ -34,10 +34,7 @@ pub fn main(args: &Args) -> ExitCode {
     if message[0] != 0 {
         return ExitCode::from(message[0]);
     }
-    let fail = |(code, msg): (u8, String)| -> ! {
-        let _ = writeln!(io::stderr(), "rank {rank}: error: {msg}");
-        solver::mpi::abort(i32::from(code))
-    };
+    let fail = |e: (u8, String)| -> ! { fail(rank, e) };
     let problem = parse_bytes(&message[1..]).map_err(|e| (2, e.to_string()));
     let problem = problem.and_then(|p| super::count::descended(args, p)).unwrap_or_else(|e| fail(e));
     let options = options(args);
@@ -50,25 +47,8 @@ pub fn main(args: &Args) -> ExitCode {
     };
     let count = super::count::Count::of(args);
     if count != super::count::Count::Answer {
-        let stop: fn(&io::Error) -> ! = |e| {
-            let _ = out::write_failed(e);
-            solver::mpi::abort(1)
-        };
         let out = stdout.as_mut().map(|s| &mut s.0);
-        return match super::count::run(
-            count,
-            args,
-            &problem,
-            &options,
-            &ranks,
-            &mut progress,
-            out,
-            Some(stop),
-        ) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(super::Failed::Run(code, msg)) => fail((code, msg)),
-            Err(failed) => failed.exit(),
-        };
+        return counted(count, args, &problem, &options, &ranks, &mut progress, out);
     }
     let answer = {
         let stream = args.all_depths && !args.json;
@@ -95,6 +75,34 @@ pub fn main(args: &Args) -> ExitCode {
     }
     match finish(args, &problem, &answer, &options, started.elapsed().as_secs_f64(), &mut stdout) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(failed) => failed.exit(),
+    }
+}
+
+/// Prints rank `rank`'s error and ends every rank of the job with its exit code.
+fn fail(rank: usize, (code, msg): (u8, String)) -> ! {
+    let _ = writeln!(io::stderr(), "rank {rank}: error: {msg}");
+    solver::mpi::abort(i32::from(code))
+}
+
+/// `--perft` or `--divide` as this rank (see [`super::count::run`]): a row that cannot be
+/// written, or an error, ends every rank.
+fn counted(
+    count: super::count::Count,
+    args: &Args,
+    problem: &solver::Problem,
+    options: &solver::Options,
+    ranks: &solver::mpi::Mpi,
+    progress: &mut Progress,
+    out: Option<&mut std::fs::File>,
+) -> ExitCode {
+    let stop: fn(&io::Error) -> ! = |e| {
+        let _ = out::write_failed(e);
+        solver::mpi::abort(1)
+    };
+    match super::count::run(count, args, problem, options, ranks, progress, out, Some(stop)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failed::Run(code, msg)) => fail(solver::Cluster::rank(ranks), (code, msg)),
         Err(failed) => failed.exit(),
     }
 }

@@ -282,22 +282,43 @@ pub const MPIRUN_ARGS: [&str; 8] =
     ["--allow-run-as-root", "--oversubscribe", "--mca", "pml", "ob1", "--mca", "btl", "self,vader"];
 
 /// Builds the solver with the `mpi` feature in `profile` (in `target/mpi`, a target directory
-/// of its own, so that it and the default build do not rebuild each other's binary) and
-/// returns its path.
+/// of its own, so that it and the default build do not rebuild each other's binary) as the MPI
+/// tests build it, and returns its path.
 pub fn build_mpi_solver(root: &Path, profile: &str) -> Result<PathBuf> {
-    run_cmd(Command::new(env!("CARGO")).args([
-        "build",
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.current_dir(root).args([
+        "test",
         "--profile",
         profile,
-        "--quiet",
         "-p",
         "solver",
         "--features",
         "mpi",
-        "--target-dir",
-        "target/mpi",
-    ]))?;
-    Ok(root.join("target/mpi").join(profile).join("solver"))
+        "--test",
+        "mpi",
+    ]);
+    cmd.args(["--quiet", "--target-dir", "target/mpi"]);
+    solver_built_for_tests(cmd)
+}
+
+/// The `solver` binary that `cmd` (a `cargo test` of the `solver` package) builds for its
+/// tests, built without running them. A binary made for tests resolves the features of the
+/// tests' dev-dependencies too: a `cargo build` of the same package resolves others, and
+/// would compile the engine again beside the tests' build.
+fn solver_built_for_tests(mut cmd: Command) -> Result<PathBuf> {
+    cmd.args(["--no-run", "--message-format", "json-render-diagnostics"]);
+    cmd.stderr(Stdio::inherit());
+    let out = cmd.output().with_context(|| format!("cannot start {cmd:?}"))?;
+    if !out.status.success() {
+        bail!("{cmd:?} failed with {}", out.status);
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "solver")
+        .filter(|m| m["target"]["kind"].as_array().is_some_and(|k| k.iter().any(|k| k == "bin")))
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .with_context(|| format!("{cmd:?} built no solver binary"))
 }
 
 /// What no number of ranks may change in a `--json --stats --all-depths` report: the answer,
@@ -379,10 +400,12 @@ fn perft_cases(root: &Path) -> Result<Vec<PathBuf>> {
 pub fn run_mpi(root: &Path, args: &[String]) -> Result<()> {
     check_args("verify-mpi", args, &[], &[])?;
     let started = Instant::now();
-    // Both in profile `release`: the one process that every job is checked against is the
-    // release build, and the MPI tests build the `mpi` one.
-    run_cmd(&mut in_verify_profile("build", "solver"))?;
-    let exe = root.join("target").join(VERIFY_PROFILE).join("solver");
+    // Both in profile `release`, as the tests build them (`cargo xtask verify`'s deep tests,
+    // and the MPI tests), so that after those no engine is compiled again: the one process
+    // that every job is checked against, and the `mpi` one.
+    let mut deep = deep_tests();
+    deep.current_dir(root);
+    let exe = solver_built_for_tests(deep)?;
     let mpi = build_mpi_solver(root, VERIFY_PROFILE)?;
     println!("solvers built in {:.0} s", started.elapsed().as_secs_f64());
     let scratch = root.join("target/verify-mpi-scratch");

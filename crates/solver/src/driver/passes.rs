@@ -84,6 +84,9 @@ impl frontier::Zeroer for OnPool {
     }
 }
 
+/// A kernel of a pass that stores nothing: it sums one chunk's successors into the chunk.
+type SumKernel<R, W> = fn(Ctx<'_, R, W>, &mut Chunk<<R as Rules>::Key, <W as Weights>::Sum>);
+
 impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     /// Lays the current frontier's tables out as chunks, cut also at every `1/shares` of the
     /// slots (of the positions, in the dense layout; about so in the inline one): a pass
@@ -181,11 +184,16 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         self.plan_chunks(threads, threads);
     }
 
-    /// The last depth: every position's successors end their paths.
-    pub(super) fn last_depth(&mut self) -> Result<W::Sum> {
-        let t = Instant::now();
-        let parallel = self.parallel_last();
-        let mut sum = W::Sum::zero();
+    /// One pass of `kernel` over the chunks of every source of the current depth (on every
+    /// thread when `parallel`), storing nothing; `done` reads each source's chunks after it.
+    /// Once the search is cancelled, the chunks left are skipped and the pass returns the
+    /// cancellation.
+    fn summing_pass(
+        &mut self,
+        parallel: bool,
+        kernel: SumKernel<R, W>,
+        mut done: impl FnMut(&[Chunk<R::Key, W::Sum>]),
+    ) -> Result<()> {
         self.for_each_source(|s| {
             s.plan_pass(parallel);
             let (x, stop) = (
@@ -194,12 +202,22 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             );
             for_each_mut(parallel, &mut s.chunks, |_, c| {
                 if !stopped(&stop) {
-                    dispatch::last(x, c);
+                    kernel(x, c);
                 }
             });
             s.stop_within_depth()?;
-            sum = s.chunks.iter().fold(sum, |a, c| a.merge(c.acc));
+            done(&s.chunks);
             Ok(())
+        })
+    }
+
+    /// The last depth: every position's successors end their paths.
+    pub(super) fn last_depth(&mut self) -> Result<W::Sum> {
+        let t = Instant::now();
+        let parallel = self.parallel_last();
+        let mut sum = W::Sum::zero();
+        self.summing_pass(parallel, dispatch::last, |chunks| {
+            sum = chunks.iter().fold(sum, |a, c| a.merge(c.acc));
         })?;
         // All expansion (summing successors), no insertion.
         self.phase_seconds = [t.elapsed().as_secs_f64(), 0.0];
@@ -215,25 +233,13 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let depth = done + 1;
         let mut first = (DepthStats { depth, ..DepthStats::default() }, W::Sum::zero());
         let mut second = (DepthStats { depth: depth + 1, ..DepthStats::default() }, W::Sum::zero());
-        self.for_each_source(|s| {
-            s.plan_pass(parallel);
-            let (x, stop) = (
-                Ctx { rules: s.rules, weights: s.weights, cur: &s.cur, count_boards: s.count_boards },
-                s.stop(),
-            );
-            for_each_mut(parallel, &mut s.chunks, |_, c| {
-                if !stopped(&stop) {
-                    dispatch::last_two(x, c);
-                }
-            });
-            s.stop_within_depth()?;
-            for c in &s.chunks {
+        self.summing_pass(parallel, dispatch::last_two, |chunks| {
+            for c in chunks {
                 first.0.records += c.records as u64;
                 first.0.ended_paths = first.0.ended_paths.wrapping_add(c.ended_paths);
                 first.1 = first.1.merge(c.acc);
                 second.1 = second.1.merge(c.beyond);
             }
-            Ok(())
         })?;
         first.0.seconds = t.elapsed().as_secs_f64();
         first.0.expand_seconds = first.0.seconds;

@@ -92,6 +92,7 @@ pub use stats::{peak_memory, DepthStats, RankSpread, RankSummary};
 
 pub use state::{Board, Level, Shape};
 
+#[cfg(not(target_arch = "x86_64"))]
 use state::canon::Portable;
 use state::{Counts, Grid, Ring3, Rules, Width, U192};
 
@@ -119,7 +120,7 @@ pub struct Answer {
     pub stats: Vec<DepthStats>,
     /// The instruction set the search ran with.
     pub backend: Level,
-    /// Which rules ran: `ring3`, `grid-u32`, `grid-u64`, `grid-u128` or `grid-u192`.
+    /// Which rules ran: `ring3`, `grid-u64`, `grid-u128` or `grid-u192`.
     pub path: &'static str,
     /// With [`Options::checkpoint`] or [`Options::resume`]: the checkpoint, complete.
     pub checkpoint: Option<SavedCheckpoint>,
@@ -296,9 +297,19 @@ fn choose(
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
 ) -> Result<Run> {
-    let level = level(options)?;
+    // The engine's kernels are compiled for AVX2 at most (see `dispatch`): an AVX-512 CPU
+    // runs them, with the grid's canonical forms in AVX2 code that inlines into them.
+    let level = match level(options)? {
+        Level::Avx512 => Level::Avx2,
+        level => level,
+    };
     let shape = board.shape();
-    if shape == Shape::SQUARE3 && !options.general {
+    // Each rules type below is one more copy of the whole engine in the binary (one a
+    // counting), so a copy is kept only where it is the fast way: the ring for the 3x3 board,
+    // with the backend this target runs it on (AVX2 on x86-64; elsewhere the portable one),
+    // and the grid for everything else. An x86-64 CPU without AVX2, or `--backend portable`,
+    // takes the grid on the 3x3 board too, as does the `--no-symmetry` cross-check.
+    if shape == Shape::SQUARE3 && !options.general && !options.no_symmetry {
         // The ring's SIMD backend is AVX2's, which AVX-512 includes: its token comes from the
         // level's proof (already asked of the CPU), not from asking again.
         #[cfg(target_arch = "x86_64")]
@@ -306,20 +317,13 @@ fn choose(
             let ring = Ring3::new(state::canon::Avx2::with_token(cpu));
             return with_rules(&ring, board, depth, options, counting, "ring3", cluster, observe);
         }
+        #[cfg(not(target_arch = "x86_64"))]
         return with_rules(&Ring3::new(Portable), board, depth, options, counting, "ring3", cluster, observe);
     }
+    // Boards of up to 10 cells share the 64-bit keys: their frontiers are small, and a
+    // 32-bit grid would be a copy of the engine for them alone.
     match shape.width() {
-        Width::U32 => with_rules(
-            &Grid::<u32>::new(shape, level),
-            board,
-            depth,
-            options,
-            counting,
-            "grid-u32",
-            cluster,
-            observe,
-        ),
-        Width::U64 => with_rules(
+        Width::U32 | Width::U64 => on_grid(
             &Grid::<u64>::new(shape, level),
             board,
             depth,
@@ -329,7 +333,7 @@ fn choose(
             cluster,
             observe,
         ),
-        Width::U128 => with_rules(
+        Width::U128 => on_grid(
             &Grid::<u128>::new(shape, level),
             board,
             depth,
@@ -339,7 +343,7 @@ fn choose(
             cluster,
             observe,
         ),
-        Width::U192 => with_rules(
+        Width::U192 => on_grid(
             &Grid::<U192>::new(shape, level),
             board,
             depth,
@@ -350,6 +354,42 @@ fn choose(
             observe,
         ),
     }
+}
+
+/// [`with_rules`] on a grid, or the `--no-symmetry` cross-check there.
+#[allow(clippy::too_many_arguments)]
+fn on_grid<R: Rules>(
+    rules: &R,
+    board: &Board,
+    depth: u32,
+    options: &Options,
+    counting: Counting,
+    path: &'static str,
+    cluster: &dyn Cluster,
+    observe: &mut Observer<'_>,
+) -> Result<Run> {
+    if options.no_symmetry && counting == Counting::Hashes {
+        // Every board its own class: one count a position (an orbit of one board). The
+        // cross-check takes this one counting, on grids only, so that the engine is compiled
+        // once more per key width for it, not once per counting and rules.
+        let orbits = weights::Orbits::of(&NoSymmetry(rules), rules.pack(board.cells()))
+            .expect("with no symmetry but the identity, every start is its own orbit");
+        let config = hashes_config(options);
+        let outcome = run_weighted(
+            &NoSymmetry(rules),
+            orbits,
+            "orbits",
+            path,
+            board,
+            depth,
+            options,
+            config,
+            cluster,
+            observe,
+        )?;
+        return Ok(finish(outcome, rules.level(), path));
+    }
+    with_rules(rules, board, depth, options, counting, path, cluster, observe)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -371,39 +411,25 @@ fn with_rules<R: Rules>(
         let config =
             driver::RunConfig { all_depths: false, count_boards: true, fill: options.fill, state_space };
         run_weighted(rules, exact, "exact", path, board, depth, options, config, cluster, observe)?
-    } else if options.no_symmetry {
-        // Every board its own class: one count a position (an orbit of one board). The
-        // cross-check takes this one counting only, so that the engine is compiled once more
-        // per rules for it, not once per counting.
-        let orbits = weights::Orbits::of(&NoSymmetry(rules), rules.pack(board.cells()))
-            .expect("with no symmetry but the identity, every start is its own orbit");
-        let config = hashes_config(options);
-        run_weighted(
-            &NoSymmetry(rules),
-            orbits,
-            "orbits",
-            path,
-            board,
-            depth,
-            options,
-            config,
-            cluster,
-            observe,
-        )?
     } else {
         run_rules(rules, path, board, depth, options, cluster, observe)?
     };
+    Ok(finish(outcome, rules.level(), path))
+}
+
+/// A finished search's answer, from the driver's outcome.
+fn finish(outcome: driver::Outcome, backend: Level, path: &'static str) -> Run {
     let state_space = outcome.state_space;
     let answer = Answer {
         answer: state::fold_lanes(&outcome.total),
         answers: outcome.answers,
         stats: outcome.stats,
-        backend: rules.level(),
+        backend,
         path,
         checkpoint: outcome.checkpoint.map(|(dir, bytes)| SavedCheckpoint { dir, bytes }),
         ranks: outcome.ranks,
     };
-    Ok((answer, state_space))
+    (answer, state_space)
 }
 
 /// Runs one search, with orbit masses when every symmetry fixes the start (see `weights`).
@@ -429,20 +455,6 @@ fn run_rules<R: Rules>(
                 rules,
                 cosets,
                 "cosets of 2",
-                path,
-                board,
-                depth,
-                options,
-                config,
-                cluster,
-                observe,
-            );
-        }
-        if let Some(cosets) = weights::Cosets::<2>::of(rules, start) {
-            return run_weighted(
-                rules,
-                cosets,
-                "cosets of 4",
                 path,
                 board,
                 depth,
@@ -552,6 +564,7 @@ struct NoSymmetry<'a, R>(&'a R);
 
 impl<R: Rules> Rules for NoSymmetry<'_, R> {
     type Key = R::Key;
+    const SIMD_ONLY: bool = R::SIMD_ONLY;
     const CHEAP_SUCCESSOR_HASHES: bool = R::CHEAP_SUCCESSOR_HASHES;
     const BUFFER: usize = R::BUFFER;
     fn shape(&self) -> Shape {

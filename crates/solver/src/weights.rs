@@ -21,8 +21,9 @@
 //!   die in a corner or on an edge: a group `H` of 2 or 4). A symmetry `h` of `H` applied to a
 //!   whole path gives another path from the start, so every path is counted `|H|` times (the
 //!   start carries 1 on each lane of `H`): then lanes `g` and `h ∘ g` always hold the same
-//!   count, and one lane a coset of `H` keeps them all (4 lanes or 2 instead of 8). The sums
-//!   are `|H|` times the answer, modulo 2^32: divided at the end, 30 bits or more are exact.
+//!   count, and one lane a coset of a subgroup of `H` of two keeps them all (4 lanes instead
+//!   of 8). The sums are `|H|` times the answer, modulo 2^32: divided at the end, 30 bits or
+//!   more are exact.
 //! * [`Exact`], for exact counts (perft), from any start: one exact mass a position (the
 //!   paths reaching any board of its orbit; a move from any board of an orbit makes the same
 //!   moves, so masses add up as for [`Orbits`] whatever the start), and the lanes that are
@@ -188,16 +189,25 @@ pub(crate) struct Cosets<const L: usize> {
     /// `log2` of the number of symmetries that fix the start: every path is counted that
     /// many times.
     shift: u32,
+    /// `u32::MAX` on the first lane of each coset of every fixer, 0 on the others: those
+    /// lanes count every path once (every lane, when the lanes are the fixers' cosets; one
+    /// lane of two, when they are a subgroup's, whose two cosets in one coset of every fixer
+    /// hold equal counts).
+    once: [u32; L],
 }
 
 impl<const L: usize> Cosets<L> {
-    /// Coset lanes for a search from `start` under `rules`, when `8 / L` of the 8 symmetries of
-    /// a square board fix `start`. Lane `g` of [`Lanes`] counts the paths that reach `g(c)`;
-    /// every path is counted here once for each symmetry `h` that fixes the start (applied to
-    /// the whole path, `h` gives another path from the start), so that lanes `g` and `h ∘ g`
-    /// always hold the same count: one lane a coset of the fixers. Checked, not assumed:
-    /// `None` unless the start's lanes and every successor's permutation
-    /// ([`Rules::permute`]) keep each coset's lanes equal.
+    /// Coset lanes for a search from `start` under `rules`, when a subgroup of `8 / L` of the
+    /// 8 symmetries of a square board fixes `start`. Lane `g` of [`Lanes`] counts the paths
+    /// that reach `g(c)`; every path is counted here once for each symmetry `h` that fixes the
+    /// start (applied to the whole path, `h` gives another path from the start), so that
+    /// lanes `g` and `h ∘ g` always hold the same count for every `h` of that subgroup: one
+    /// lane a coset of it. The subgroup is every fixer when there are `8 / L` of them; with
+    /// more (but not all 8, which [`Orbits`] serves), and `L = 4`, it is the identity and one
+    /// fixer of order 2: a start that 4 symmetries fix takes 4 lanes, not 2, so that the
+    /// engine is compiled for one coset counting only. Checked, not assumed: `None` unless
+    /// the start's lanes and every successor's permutation ([`Rules::permute`]) keep each
+    /// coset's lanes equal.
     pub(crate) fn of<R: Rules>(rules: &R, start: R::Key) -> Option<Cosets<L>> {
         if rules.symmetries() != 8 {
             return None;
@@ -205,20 +215,28 @@ impl<const L: usize> Cosets<L> {
         let images = rules.images(start);
         let fixers: Counts = std::array::from_fn(|g| u32::from(images[g] == start));
         let fixed = fixers.iter().sum::<u32>() as usize;
-        if fixed * L != 8 {
+        if fixed * L < 8 || fixed == 8 || (fixed * L > 8 && L != 4) {
             return None;
         }
         // The symmetry `h ∘ g` as an index, read off a board that no symmetry fixes.
         let probe = asymmetric(rules)?;
         let seen = rules.images(probe);
         let compose = |h: usize, g: usize| seen.iter().position(|&b| b == rules.images(seen[g])[h]);
+        let group: Counts = if fixed * L == 8 {
+            fixers
+        } else {
+            let identity = seen.iter().position(|&b| b == probe)?;
+            let order_two =
+                (0..8).find(|&h| fixers[h] == 1 && h != identity && compose(h, h) == Some(identity))?;
+            std::array::from_fn(|g| u32::from(g == identity || g == order_two))
+        };
         let mut coset = [u8::MAX; 8];
         let mut next = 0u8;
         for g in 0..8 {
             if coset[g] != u8::MAX {
                 continue;
             }
-            for h in (0..8).filter(|&h| fixers[h] == 1) {
+            for h in (0..8).filter(|&h| group[h] == 1) {
                 coset[compose(h, g)?] = next;
             }
             next += 1;
@@ -240,7 +258,13 @@ impl<const L: usize> Cosets<L> {
                 row[usize::from(coset[g])] = coset[from[g] as usize];
             }
         }
-        let cosets = Cosets { coset, carry, fixers, shift: fixed.trailing_zeros() };
+        let mut once = [0; L];
+        for g in 0..8 {
+            let mut lanes = (0..8).filter(|&h| fixers[h] == 1).map(|h| compose(h, g).map(|hg| coset[hg]));
+            let first = lanes.try_fold(u8::MAX, |m, c| c.map(|c| m.min(c)))?;
+            once[usize::from(first)] = u32::MAX;
+        }
+        let cosets = Cosets { coset, carry, fixers, shift: fixed.trailing_zeros(), once };
         // The start's lanes, however canonicalised, are equal on each coset.
         (0..8u8)
             .all(|t| cosets.expand(&cosets.compress(&rules.permute(&fixers, t))) == rules.permute(&fixers, t))
@@ -250,7 +274,7 @@ impl<const L: usize> Cosets<L> {
     /// The 8 lanes of [`Lanes`] these counts stand for.
     #[inline(always)]
     fn expand(&self, n: &[u32; L]) -> Counts {
-        std::array::from_fn(|g| n[usize::from(self.coset[g])])
+        state::lanes(|g| n[usize::from(self.coset[g])])
     }
 
     /// The counts of 8 lanes that are equal on each coset.
@@ -294,7 +318,7 @@ impl<const L: usize> Weights for Cosets<L> {
     #[inline(always)]
     fn carry<R: Rules>(&self, _rules: &R, n: &[u32; L], t: u8) -> [u32; L] {
         let from = &self.carry[usize::from(t)];
-        std::array::from_fn(|c| n[usize::from(from[c])])
+        state::lanes(|c| n[usize::from(from[c])])
     }
 
     #[inline(always)]
@@ -313,11 +337,11 @@ impl<const L: usize> Weights for Cosets<L> {
         Lanes.end_successors_of_many(rules, sum, keys, |j| self.expand(&counts(j)));
     }
 
-    /// Each coset's lanes count every path once for each fixer, and a coset has as many
-    /// lanes as there are fixers: the lanes' sum.
+    /// Each lane of [`Lanes`] counts every path once for each fixer, and a coset of every
+    /// fixer has as many lanes: the sum of one lane of each such coset.
     #[inline(always)]
     fn paths(&self, n: &[u32; L]) -> u32 {
-        lane_sum(n)
+        n.iter().zip(&self.once).fold(0u32, |sum, (&x, &m)| sum.wrapping_add(x & m))
     }
 
     fn answer(&self, sum: &Counts) -> u32 {
@@ -589,11 +613,10 @@ mod tests {
     fn cosets_of<R: Rules>(rules: &R) {
         let lanes = |cells: &[u8]| {
             let start = rules.pack(cells);
-            match (Orbits::of(rules, start), Cosets::<4>::of(rules, start), Cosets::<2>::of(rules, start)) {
-                (Some(_), None, None) => 1,
-                (None, Some(_), None) => 4,
-                (None, None, Some(_)) => 2,
-                (None, None, None) => 8,
+            match (Orbits::of(rules, start), Cosets::<4>::of(rules, start)) {
+                (Some(_), None) => 1,
+                (None, Some(_)) => 4,
+                (None, None) => 8,
                 _ => panic!("two countings for {cells:?}"),
             }
         };
@@ -601,9 +624,9 @@ mod tests {
         assert_eq!(lanes(&[1, 0, 0, 0, 0, 0, 0, 0, 0]), 4);
         assert_eq!(lanes(&[0, 2, 0, 0, 0, 0, 0, 0, 0]), 4);
         assert_eq!(lanes(&[0; 9]), 1);
-        // Two opposite corners (the half turn and both diagonals); two dice the other diagonal
-        // maps to each other; two that nothing fixes.
-        assert_eq!(lanes(&[3, 0, 0, 0, 0, 0, 0, 0, 3]), 2);
+        // Two opposite corners (the half turn and both diagonals: 4 lanes of a subgroup of
+        // two); two dice the other diagonal maps to each other; two that nothing fixes.
+        assert_eq!(lanes(&[3, 0, 0, 0, 0, 0, 0, 0, 3]), 4);
         assert_eq!(lanes(&[1, 2, 0, 0, 0, 2, 0, 0, 1]), 4);
         assert_eq!(lanes(&[0, 1, 0, 0, 0, 1, 0, 0, 0]), 4);
         assert_eq!(lanes(&[1, 2, 0, 0, 0, 0, 0, 0, 0]), 8);
@@ -612,12 +635,13 @@ mod tests {
     #[test]
     fn starts_get_one_lane_a_coset_of_their_fixers() {
         cosets_of(&Ring3::new(Portable));
-        cosets_of(&Grid::<u32>::new(Shape::SQUARE3, Level::Portable));
+        cosets_of(&Grid::<u64>::new(Shape::SQUARE3, Level::Portable));
     }
 
-    /// A pinwheel on the 4x4 board: only the quarter turns fix it.
+    /// A pinwheel on the 4x4 board: only the quarter turns fix it, and the half turn is the
+    /// subgroup of two whose cosets are the lanes.
     #[test]
-    fn turns_alone_give_two_lanes() {
+    fn turns_alone_give_the_half_turns_cosets() {
         let grid = Grid::<u64>::new(Shape::new(4, 4).unwrap(), Level::Portable);
         #[rustfmt::skip]
         let pinwheel = [
@@ -627,8 +651,8 @@ mod tests {
             0, 0, 1, 0,
         ];
         let start = grid.pack(&pinwheel);
-        assert!(Orbits::of(&grid, start).is_none() && Cosets::<4>::of(&grid, start).is_none());
-        assert!(Cosets::<2>::of(&grid, start).is_some());
+        assert!(Orbits::of(&grid, start).is_none());
+        assert!(Cosets::<4>::of(&grid, start).is_some());
     }
 
     #[test]

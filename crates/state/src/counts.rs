@@ -30,3 +30,16 @@ pub fn lane_sum(lanes: &[u32]) -> u32 {
 pub fn fold_lanes(v: &Counts) -> u32 {
     lane_sum(v) & crate::shape::HASH_MASK
 }
+
+/// `[f(0), f(1), .., f(N - 1)]` by a loop that always inlines: the way hot loops build lanes.
+/// `std::array::from_fn` calls its closure through a generic helper of `core` that stays out
+/// of line (a call a lane) when a crate is optimised in pieces with no link-time pass, as the
+/// `release` profile builds it.
+#[inline(always)]
+pub fn lanes<T: Copy + Default, const N: usize>(mut f: impl FnMut(usize) -> T) -> [T; N] {
+    let mut out = [T::default(); N];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = f(i);
+    }
+    out
+}

@@ -288,7 +288,7 @@ impl<K: PackedKey> Rules for Grid<K> {
     #[inline(always)]
     fn permute(&self, counts: &Counts, t: u8) -> Counts {
         let p = &self.compose[t as usize];
-        std::array::from_fn(|h| counts[p[h] as usize])
+        crate::counts::lanes(|h| counts[p[h] as usize])
     }
 
     /// With a window (`Grid::side_pattern`): the empty cells found by their bits, each
@@ -365,7 +365,7 @@ impl<K: PackedKey> Rules for Grid<K> {
             }
         }
         let h = self.hashes(s);
-        std::array::from_fn(|g| sum[g].wrapping_add(moves.wrapping_mul(h[g])))
+        crate::counts::lanes(|g| sum[g].wrapping_add(moves.wrapping_mul(h[g])))
     }
 
     /// One number where [`Rules::successor_hashes`] makes 8 lanes, exact modulo

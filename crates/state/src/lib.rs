@@ -58,7 +58,7 @@ mod ring3;
 mod rules;
 mod shape;
 
-pub use counts::{fold_lanes, lane_sum, lane_total, mul_add, Counts};
+pub use counts::{fold_lanes, lane_sum, lane_total, lanes, mul_add, Counts};
 pub use grid::Grid;
 pub use key::{pack, unpack, PackedKey, U192};
 pub use level::{Avx2Token, Avx512Token, Isa, Level};

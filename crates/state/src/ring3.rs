@@ -73,13 +73,13 @@ impl<B: Canon3> Ring3<B> {
             let x = self.pattern_by::<GATHER>(s, p);
             let d: &[u32; 4] = moves_of(p, x)[..4].try_into().expect("4 deltas");
             let w: &mut [u32; 4] = (&mut out[m..m + 4]).try_into().expect("4 lanes");
-            *w = std::array::from_fn(|i| s.wrapping_add(d[i]));
+            *w = crate::counts::lanes(|i| s.wrapping_add(d[i]));
             m += MOVE_COUNT[x] as usize * empty(p);
         }
         let x = self.pattern_by::<GATHER>(s, 8);
         let d: &[u32; 12] = moves_of(8, x)[..12].try_into().expect("12 deltas");
         let w: &mut [u32; 12] = (&mut out[m..m + 12]).try_into().expect("12 lanes");
-        *w = std::array::from_fn(|i| s.wrapping_add(d[i]));
+        *w = crate::counts::lanes(|i| s.wrapping_add(d[i]));
         m + MOVE_COUNT[x] as usize * empty(8)
     }
 
@@ -131,7 +131,7 @@ impl<B: Canon3> Ring3<B> {
             let start = MOVE_START[at.base as usize + x] as usize;
             let d: &[u32; 12] = MOVE_LIST[start..start + 12].try_into().expect("12 deltas");
             let w: &mut [u32; 12] = (&mut out[m..m + 12]).try_into().expect("12 lanes");
-            *w = std::array::from_fn(|i| s.wrapping_add(d[i]));
+            *w = crate::counts::lanes(|i| s.wrapping_add(d[i]));
             let f: &mut [u32; 12] = (&mut from[m..m + 12]).try_into().expect("12 lanes");
             *f = [tag; 12];
             m += MOVE_COUNT[x] as usize;
@@ -192,12 +192,13 @@ impl<B: Canon3> Ring3<B> {
             }
         }
         let h = self.hashes(s);
-        std::array::from_fn(|g| sum[g].wrapping_add(moves.wrapping_mul(h[g])))
+        crate::counts::lanes(|g| sum[g].wrapping_add(moves.wrapping_mul(h[g])))
     }
 }
 
 impl<B: Canon3> Rules for Ring3<B> {
     type Key = u32;
+    const SIMD_ONLY: bool = B::SIMD_ONLY;
 
     fn shape(&self) -> Shape {
         Shape::SQUARE3
@@ -320,7 +321,7 @@ impl<B: Canon3> Rules for Ring3<B> {
             &HASH[1][(s >> 9 & 511) as usize],
             &HASH[2][(s >> 18 & 511) as usize],
         );
-        std::array::from_fn(|g| a[g].wrapping_add(b[g]).wrapping_add(c[g]))
+        crate::counts::lanes(|g| a[g].wrapping_add(b[g]).wrapping_add(c[g]))
     }
 
     #[inline(always)]

@@ -24,6 +24,11 @@ pub trait Rules: Sync + Send {
     /// an implementation cannot claim an instruction set the CPU lacks.
     fn isa(&self) -> Isa;
 
+    /// True when [`Rules::isa`] is never [`Isa::Portable`]: these rules exist only with a SIMD
+    /// backend (made from the proof that the CPU has it), so a search compiles no portable
+    /// copy of its hot loops for them.
+    const SIMD_ONLY: bool = false;
+
     /// The level of [`Rules::isa`], as reports name it.
     #[inline]
     fn level(&self) -> Level {

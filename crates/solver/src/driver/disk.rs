@@ -6,10 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use frontier::spill::DiskReserve;
 use frontier::{CountSet, Tally};
-use rayon::prelude::*;
 use state::{Counts, Rules};
 
-use super::{stopped, Search};
+use super::{pool, stopped, Search};
 use crate::checkpoint::{Checkpoint, Identity, Manifest};
 use crate::error::{Error, Result};
 use crate::home::{self, Part, Place, Pool, Scratch};
@@ -90,26 +89,23 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let outs: Vec<_> = parts.iter().map(|p| place.file(p.index)).collect();
         let stop = self.stop();
         let depth = self.depth + 1;
-        let merged: Vec<Result<(home::Merged, W::Sum, u64)>> = parts
-            .into_par_iter()
-            .zip(outs)
-            .map(|(part, out)| {
-                if stopped(&stop) {
-                    return Err(Error::Cancelled { depth });
+        let jobs: Vec<_> = parts.into_iter().zip(outs).collect();
+        let merged: Vec<Result<(home::Merged, W::Sum, u64)>> = pool::map(jobs, &|(part, out)| {
+            if stopped(&stop) {
+                return Err(Error::Cancelled { depth });
+            }
+            let mine = rayon::current_thread_index().unwrap_or(0) % sets.len();
+            let set = &mut *sets[mine].lock().unwrap_or_else(|e| e.into_inner());
+            let (mut sum, mut boards) = (W::Sum::zero(), 0u64);
+            let expect = (part.states as f64 * distinct * 1.1) as usize + 16;
+            let m = home::merge(part, set, expect, (&out, sync, reserve), &pool, |k, n| {
+                weights.end(&mut sum, n, &rules.hashes(k));
+                if count_boards {
+                    boards += weights.boards(rules, k, n);
                 }
-                let mine = rayon::current_thread_index().unwrap_or(0) % sets.len();
-                let set = &mut *sets[mine].lock().unwrap_or_else(|e| e.into_inner());
-                let (mut sum, mut boards) = (W::Sum::zero(), 0u64);
-                let expect = (part.states as f64 * distinct * 1.1) as usize + 16;
-                let m = home::merge(part, set, expect, (&out, sync, reserve), &pool, |k, n| {
-                    weights.end(&mut sum, n, &rules.hashes(k));
-                    if count_boards {
-                        boards += weights.boards(rules, k, n);
-                    }
-                })?;
-                Ok((m, sum, boards))
-            })
-            .collect();
+            })?;
+            Ok((m, sum, boards))
+        });
         // The sets' memory goes back before the next depth unless the budget lets them stay
         // (it counts them while partitions are merged, and small idle ones beside the source).
         let idle: usize = self.merge_sets.iter_mut().map(|m| m.get_mut().map_or(0, |s| s.bytes())).sum();

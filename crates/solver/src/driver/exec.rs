@@ -8,9 +8,8 @@ use std::time::Instant;
 use frontier::Tally;
 use state::Rules;
 
-use super::{
-    for_each_mut, gather_buckets, pass_buckets, post, stopped, Search, StopOnDrop, BLOCK_CHUNKS, CHUNK_SLOTS,
-};
+use super::pool::{self, for_each_mut};
+use super::{gather_buckets, pass_buckets, post, stopped, Search, StopOnDrop, BLOCK_CHUNKS, CHUNK_SLOTS};
 use crate::dispatch;
 use crate::home::{self, Outbox};
 use crate::kernels::{Batches, Bucketing, Chunk, Ctx, Deal, OneLock, Owned, Routed, Split};
@@ -97,8 +96,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let sets: Vec<_> = self.next.shards_mut().iter_mut().map(Mutex::new).collect();
         let dealt = Dealt::new(&mut self.chunks, threads);
         let done = AtomicUsize::new(0);
-        rayon::broadcast(|ctx| {
-            let me = ctx.index();
+        pool::on_every_thread(&|me| {
             // Each thread clears the shards it owns: their tables are then in its caches.
             for s in (me..sets.len()).step_by(threads) {
                 sets[s].lock().unwrap_or_else(|e| e.into_inner()).reset(shard_bits, expect);
@@ -119,8 +117,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let (waiting, batches) = (&self.waiting, &self.batches);
         let set = Mutex::new(self.next.shard_mut(0));
         let dealt = Dealt::new(&mut self.chunks, plan.threads);
-        rayon::broadcast(|ctx| {
-            let me = ctx.index();
+        pool::on_every_thread(&|me| {
             let waiting = &mut *waiting[me].lock().unwrap_or_else(|e| e.into_inner());
             let mut sink = OneLock::new(&set, waiting);
             dealt.expand(me, batches, stop, &mut |c, buffers| dispatch::direct(x, c, &mut sink, buffers));
@@ -240,7 +237,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 &self.made,
             );
             let t0 = Instant::now();
-            for_each_mut(true, &mut self.chunks[range.clone()], |_, c| {
+            for_each_mut(true, &mut self.chunks[range.clone()], &|_, c| {
                 let me = rayon::current_thread_index().unwrap_or(0);
                 let made = &mut *made[me % made.len()].lock().unwrap_or_else(|e| e.into_inner());
                 dispatch::expand(x, c, made, bucketing)
@@ -259,7 +256,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 },
                 &self.chunks[range],
             );
-            for_each_mut(true, self.next.shards_mut(), |s, set| {
+            for_each_mut(true, self.next.shards_mut(), &|s, set| {
                 dispatch::insert(x, block_chunks, s, set, outbox)
             });
             self.phase_seconds[0] += (t1 - t0).as_secs_f64();

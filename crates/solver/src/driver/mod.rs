@@ -32,7 +32,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use frontier::{CountSet, Frontier, Tally};
-use rayon::prelude::*;
 use state::{Counts, PackedKey, Rules};
 
 use crate::budget::{Budget, Need};
@@ -50,10 +49,12 @@ use crate::Cancel;
 mod disk;
 mod exec;
 mod passes;
+mod pool;
 mod ranks;
 
 pub(crate) use disk::Storage;
-use passes::{for_each_mut, gather_buckets, pass_buckets, OnPool, BLOCK_CHUNKS, CHUNK_SLOTS};
+use passes::{gather_buckets, pass_buckets, OnPool, BLOCK_CHUNKS, CHUNK_SLOTS};
+use pool::for_each_mut;
 use ranks::post;
 
 /// The search state: the current source and the next memory home, the partitions on disk, the
@@ -351,7 +352,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 // The rest runs on a pool thread, which then takes part in every parallel
                 // phase itself: each wakes one thread fewer than a call from outside the pool
                 // (small searches never get here, nor start the pool).
-                return rayon::scope(|_| self.depths(p, depth, config, observe));
+                return pool::within(&mut || self.depths(p, depth, config, observe));
             }
             self.stop_between_depths()?;
             self.io = (0, 0);
@@ -610,7 +611,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let (shard_bits, expect, parallel) = (plan.shard_bits, plan.expect, plan.way.parallel());
         self.next.resize_shards(shard_bits);
         if plan.way != Way::Owned {
-            for_each_mut(parallel, self.next.shards_mut(), |_, s| {
+            for_each_mut(parallel, self.next.shards_mut(), &|_, s| {
                 if parallel {
                     s.reset_with(shard_bits, expect, &OnPool);
                 } else {
@@ -720,7 +721,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let count = |set: &CountSet<R::Key, W::Count>| -> u64 {
             set.iter().map(|(k, n)| weights.boards(rules, k, &n)).sum()
         };
-        let stored: u64 = self.next.shards().par_iter().map(count).sum();
+        let stored: u64 = pool::map(self.next.shards().iter().collect(), &count).into_iter().sum();
         stored + count(&self.ended)
     }
 }

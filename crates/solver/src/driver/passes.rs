@@ -4,9 +4,9 @@
 use std::time::Instant;
 
 use frontier::{CountSet, Tally};
-use rayon::prelude::*;
 use state::Rules;
 
+use super::pool::{self, for_each_mut};
 use super::{stopped, Search};
 use crate::dispatch;
 use crate::error::Result;
@@ -31,20 +31,6 @@ pub(super) const PARALLEL_CHUNK_MIN: usize = 1 << 11;
 /// Chunks expanded before their records are inserted, in memory (on a frontier partly on disk,
 /// the budget bounds the records in flight).
 pub(super) const BLOCK_CHUNKS: usize = 1 << 20;
-
-/// Calls `f(index, item)` on every item: on the thread pool when `parallel` and there is more
-/// than one item, else on the calling thread, in order.
-pub(super) fn for_each_mut<T: Send>(
-    parallel: bool,
-    items: &mut [T],
-    f: impl Fn(usize, &mut T) + Sync + Send,
-) {
-    if !parallel || items.len() <= 1 {
-        items.iter_mut().enumerate().for_each(|(i, t)| f(i, t));
-    } else {
-        items.par_iter_mut().enumerate().for_each(|(i, t)| f(i, t));
-    }
-}
 
 /// Moves the buckets (and their memory) of chunks `from..from + n` to chunks `to..to + n`,
 /// dropping what those held.
@@ -76,11 +62,12 @@ pub(super) struct OnPool;
 impl frontier::Zeroer for OnPool {
     fn zero<T: Copy + Send + Sync>(&self, items: &mut [T], zero: T) {
         let per = (ZERO_PIECE / std::mem::size_of::<T>().max(1)).max(1);
-        items.par_chunks_mut(per).for_each(|piece| piece.fill(zero));
+        let mut pieces: Vec<&mut [T]> = items.chunks_mut(per).collect();
+        for_each_mut(true, &mut pieces, &|_, piece| piece.fill(zero));
     }
 
     fn each_piece(&self, pieces: usize, f: &(dyn Fn(usize) + Sync)) {
-        (0..pieces).into_par_iter().for_each(f);
+        pool::each_index(pieces, f);
     }
 }
 
@@ -152,7 +139,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             let read: Vec<std::io::Result<u64>> = if parts.len() == 1 {
                 vec![load(0, self.cur.shard_mut(0))]
             } else {
-                self.cur.shards_mut().par_iter_mut().enumerate().map(|(i, set)| load(i, set)).collect()
+                pool::map_mut(self.cur.shards_mut(), &load)
             };
             for r in read {
                 self.io.0 += r?;
@@ -168,7 +155,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         let parallel = self.parallel();
         self.plan_pass(parallel);
         let (rules, weights, cur) = (self.rules, self.weights, &self.cur);
-        for_each_mut(parallel, &mut self.chunks, |_, c| {
+        for_each_mut(parallel, &mut self.chunks, &|_, c| {
             c.acc = W::Sum::zero();
             for (_, k, n) in c.positions(cur) {
                 weights.end(&mut c.acc, &n, &rules.hashes(k));
@@ -200,7 +187,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
                 Ctx { rules: s.rules, weights: s.weights, cur: &s.cur, count_boards: s.count_boards },
                 s.stop(),
             );
-            for_each_mut(parallel, &mut s.chunks, |_, c| {
+            for_each_mut(parallel, &mut s.chunks, &|_, c| {
                 if !stopped(&stop) {
                     kernel(x, c);
                 }

@@ -154,6 +154,7 @@ pub(super) fn pause(waits: &mut u32) {
 /// Takes `lock` ([`OneLock`]'s set, held for a batch's inserts), spinning while another
 /// thread holds it ([`pause`]): `Mutex::lock` parks a thread after a few spins, and the
 /// one lock is taken every few batches.
+#[inline]
 pub(super) fn lock_spinning<T>(lock: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     let mut waits = 0u32;
     loop {

@@ -30,6 +30,9 @@ pub trait Canon3: Copy + Send + Sync + std::fmt::Debug + 'static {
     /// over [`crate::Ring3`] with this backend runs hot loops compiled for it.
     fn isa(self) -> Isa;
 
+    /// True when [`Canon3::isa`] is never [`Isa::Portable`] (see [`crate::Rules::SIMD_ONLY`]).
+    const SIMD_ONLY: bool = false;
+
     /// The smallest of the 8 images of `s` and the (smallest) symmetry `t` giving it.
     fn canonical(self, s: u32) -> (u32, u8);
 

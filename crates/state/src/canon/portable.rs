@@ -42,7 +42,7 @@ impl Canon3 for Portable {
     #[inline(always)]
     fn permute(self, counts: &Counts, t: u8) -> Counts {
         let p = &COMPOSE[t as usize];
-        std::array::from_fn(|h| counts[p[h] as usize])
+        crate::counts::lanes(|h| counts[p[h] as usize])
     }
 }
 

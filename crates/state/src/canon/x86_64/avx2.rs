@@ -151,6 +151,8 @@ impl Canon3 for Avx2 {
         Isa::Avx2(self.cpu)
     }
 
+    const SIMD_ONLY: bool = true;
+
     #[inline(always)]
     fn canonical(self, s: u32) -> (u32, u8) {
         let ring = s & RING_MASK;

@@ -196,22 +196,14 @@ pub trait Tally: Pod + Send + Sync {
 
 impl<const L: usize> Tally for [u32; L] {
     #[inline(always)]
-    fn merge(mut self, add: Self) -> Self {
-        // A loop, not `std::array::from_fn`, whose closure call stays out of line in a crate
-        // optimised in pieces with no link-time pass.
-        for (n, a) in self.iter_mut().zip(add) {
-            *n = n.wrapping_add(a);
-        }
-        self
+    fn merge(self, add: Self) -> Self {
+        std::array::from_fn(|g| self[g].wrapping_add(add[g]))
     }
 
     #[inline(always)]
-    fn merge_or_start(mut self, add: Self, fresh: bool) -> Self {
+    fn merge_or_start(self, add: Self, fresh: bool) -> Self {
         let keep = if fresh { 0 } else { u32::MAX };
-        for (n, a) in self.iter_mut().zip(add) {
-            *n = (*n & keep).wrapping_add(a);
-        }
-        self
+        std::array::from_fn(|g| (self[g] & keep).wrapping_add(add[g]))
     }
 }
 

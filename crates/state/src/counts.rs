@@ -38,8 +38,8 @@ pub fn fold_lanes(v: &Counts) -> u32 {
 #[inline(always)]
 pub fn lanes<T: Copy + Default, const N: usize>(mut f: impl FnMut(usize) -> T) -> [T; N] {
     let mut out = [T::default(); N];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = f(i);
+    for i in 0..N {
+        out[i] = f(i);
     }
     out
 }

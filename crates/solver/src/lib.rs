@@ -315,15 +315,24 @@ fn choose(
         #[cfg(target_arch = "x86_64")]
         if let Some(cpu) = state::Isa::new(level).and_then(state::Isa::avx2) {
             let ring = Ring3::new(state::canon::Avx2::with_token(cpu));
-            return with_rules(&ring, board, depth, options, counting, "ring3", cluster, observe);
+            return with_rules::<_, false>(&ring, board, depth, options, counting, "ring3", cluster, observe);
         }
         #[cfg(not(target_arch = "x86_64"))]
-        return with_rules(&Ring3::new(Portable), board, depth, options, counting, "ring3", cluster, observe);
+        return with_rules::<_, false>(
+            &Ring3::new(Portable),
+            board,
+            depth,
+            options,
+            counting,
+            "ring3",
+            cluster,
+            observe,
+        );
     }
     // Boards of up to 10 cells share the 64-bit keys: their frontiers are small, and a
     // 32-bit grid would be a copy of the engine for them alone.
     match shape.width() {
-        Width::U32 | Width::U64 => on_grid(
+        Width::U32 | Width::U64 => with_rules::<_, true>(
             &Grid::<u64>::new(shape, level),
             board,
             depth,
@@ -333,7 +342,7 @@ fn choose(
             cluster,
             observe,
         ),
-        Width::U128 => on_grid(
+        Width::U128 => with_rules::<_, true>(
             &Grid::<u128>::new(shape, level),
             board,
             depth,
@@ -343,7 +352,7 @@ fn choose(
             cluster,
             observe,
         ),
-        Width::U192 => on_grid(
+        Width::U192 => with_rules::<_, true>(
             &Grid::<U192>::new(shape, level),
             board,
             depth,
@@ -356,9 +365,13 @@ fn choose(
     }
 }
 
-/// [`with_rules`] on a grid, or the `--no-symmetry` cross-check there.
+/// Runs one search under `rules`. With `CROSS_CHECK` (the grids), `--no-symmetry` runs the
+/// cross-check: every board its own class, one count a position (an orbit of one board). It
+/// takes this one counting, on grids only, so that the engine is compiled once more per key
+/// width for it, not once per counting and rules (`CROSS_CHECK` is a constant: the ring's copy
+/// of this function has no cross-check in it).
 #[allow(clippy::too_many_arguments)]
-fn on_grid<R: Rules>(
+fn with_rules<R: Rules, const CROSS_CHECK: bool>(
     rules: &R,
     board: &Board,
     depth: u32,
@@ -368,10 +381,7 @@ fn on_grid<R: Rules>(
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
 ) -> Result<Run> {
-    if options.no_symmetry && counting == Counting::Hashes {
-        // Every board its own class: one count a position (an orbit of one board). The
-        // cross-check takes this one counting, on grids only, so that the engine is compiled
-        // once more per key width for it, not once per counting and rules.
+    if CROSS_CHECK && options.no_symmetry && counting == Counting::Hashes {
         let orbits = weights::Orbits::of(&NoSymmetry(rules), rules.pack(board.cells()))
             .expect("with no symmetry but the identity, every start is its own orbit");
         let config = hashes_config(options);
@@ -389,20 +399,6 @@ fn on_grid<R: Rules>(
         )?;
         return Ok(finish(outcome, rules.level(), path));
     }
-    with_rules(rules, board, depth, options, counting, path, cluster, observe)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn with_rules<R: Rules>(
-    rules: &R,
-    board: &Board,
-    depth: u32,
-    options: &Options,
-    counting: Counting,
-    path: &'static str,
-    cluster: &dyn Cluster,
-    observe: &mut Observer<'_>,
-) -> Result<Run> {
     let outcome = if let Counting::Exact { state_space } = counting {
         if options.no_symmetry || options.lanes || options.all_depths {
             return Err(Error::options("exact counts take neither --no-symmetry, --lanes nor --all-depths"));

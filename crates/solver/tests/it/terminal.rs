@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::temp_dir;
 
 /// Runs `argv` on a pseudo-terminal (its stdin, stdout and stderr), types `typed` once the

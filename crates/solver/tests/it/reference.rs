@@ -4,12 +4,10 @@
 use proptest::prelude::*;
 use solver::{solve, Board, Fill, Level, Options, Shape};
 
-#[path = "common/reference.rs"]
-mod plain;
+use crate::plain;
 use plain::reference;
 
-#[path = "common/boards.rs"]
-mod boards;
+use crate::boards;
 
 fn solve_with(cells: &[u8], rows: usize, cols: usize, depth: u32, options: &Options) -> u32 {
     let board = Board::new(Shape::new(rows, cols).unwrap(), cells.to_vec()).unwrap();

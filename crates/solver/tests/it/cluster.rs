@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use solver::{solve, solve_distributed, Answer, Board, InProcess, Options, Shape};
 
-#[path = "common/reference.rs"]
-mod plain;
+use crate::plain;
 use plain::reference;
 
 /// A fresh directory under the build's target directory, removed when dropped.

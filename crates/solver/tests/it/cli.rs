@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-mod common;
+use crate::common;
 use common::{run, run_bytes, temp_dir};
 
 /// Runs the binary through `sh -c` with `redirections` after its arguments; returns the exit

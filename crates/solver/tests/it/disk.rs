@@ -82,11 +82,10 @@ fn every_key_width_matches_memory_on_disk() {
     work_tmp.close().unwrap();
 }
 
-mod common;
+use crate::common;
 use common::run as solver;
 
-#[path = "common/boards.rs"]
-mod boards;
+use crate::boards;
 
 fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()

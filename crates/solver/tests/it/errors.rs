@@ -3,7 +3,7 @@
 //! down to its reserve, a failed rank, bad input and moves, a cancelled run. Every test works
 //! under the build's temporary directory and removes what it made.
 
-mod common;
+use crate::common;
 
 use std::io;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `--perft`, `--divide` and `--moves` on the command line: output formats, exit codes and
 //! messages.
 
-mod common;
+use crate::common;
 use common::run;
 
 fn fixture(name: &str) -> String {

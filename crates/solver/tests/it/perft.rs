@@ -7,8 +7,7 @@ use std::path::PathBuf;
 use proptest::prelude::*;
 use solver::{descend, divide, legal_moves, parse, perft, solve, Board, InProcess, Level, Options, Shape};
 
-#[path = "common/reference.rs"]
-mod plain;
+use crate::plain;
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/perft")

@@ -3,7 +3,7 @@
 //! to the answer of a run never stopped. Every test works under the build's temporary
 //! directory and removes what it made.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

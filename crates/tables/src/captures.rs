@@ -83,7 +83,8 @@ const fn build_placements() -> [Placements; NUM_PATTERNS] {
     t
 }
 
-/// The moves of an empty cell, indexed by its neighbourhood pattern.
+/// The moves of an empty cell, indexed by its neighbourhood pattern. The tables built from the
+/// moves read them here, so that the const evaluator (slow) lists each pattern's moves once.
 pub static PLACEMENTS: [Placements; NUM_PATTERNS] = build_placements();
 
 const fn build_move_count() -> [u8; NUM_PATTERNS] {
@@ -115,7 +116,7 @@ const fn build_pattern_sums() -> [PatternSums; NUM_PATTERNS] {
     let mut t = [PatternSums { moves: 0, dice: 0, captured: [0; 4] }; NUM_PATTERNS];
     let mut x = 0;
     while x < NUM_PATTERNS {
-        let p = placements(x);
+        let p = &PLACEMENTS[x];
         let mut i = 0;
         while i < p.len as usize {
             let m = p.list[i];

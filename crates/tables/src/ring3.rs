@@ -12,7 +12,7 @@
 //!   is the reversal of the eight positions followed by a rotation by one position, then
 //!   rotates by `2(t - 4)` positions.
 
-use crate::captures::{neighbour, placements, Placements, PATTERN_SUMS};
+use crate::captures::{neighbour, Placements, PATTERN_SUMS, PLACEMENTS};
 use crate::geometry::{compose_table, MAX_CELLS, MAX_SYMMETRIES};
 
 /// Row-major cell of each position (the ring clockwise from the top-left corner, then the centre).
@@ -230,7 +230,6 @@ pub const fn entry_at(p: usize, x: usize) -> usize {
 /// with a capture, in their order. With [`MOVE_START`], a sixth of the size of a table with
 /// room for every pattern's moves (the centre's eleven for each of 4 096 patterns), so that
 /// both stay in a core's nearest caches beside the frontier.
-#[allow(long_running_const_eval)]
 const MOVE_TABLES: ([u16; ENTRY_BASE[9] as usize], [u32; MOVE_LIST_LEN + 12]) = {
     let mut start = [0u16; ENTRY_BASE[9] as usize];
     let mut list = [0u32; MOVE_LIST_LEN + 12];
@@ -244,8 +243,8 @@ const MOVE_TABLES: ([u16; ENTRY_BASE[9] as usize], [u32; MOVE_LIST_LEN + 12]) = 
     while p < 9 {
         let mut x = 0;
         while x < 1 << (3 * DEGREE[p] as usize) {
-            let moves = placements(x);
-            let kept = listed_moves(&moves);
+            let moves = &PLACEMENTS[x];
+            let kept = listed_moves(moves);
             if kept == 0 {
                 start[entry_at(p, x)] = p as u16;
             } else {
@@ -284,7 +283,7 @@ const MOVE_LIST_LEN: usize = {
     while p < 9 {
         let mut x = 0;
         while x < 1 << (3 * DEGREE[p] as usize) {
-            len += listed_moves(&placements(x));
+            len += listed_moves(&PLACEMENTS[x]);
             x += 1;
         }
         p += 1;
@@ -366,9 +365,6 @@ const fn last_entry(p: usize, x: usize) -> [u32; 8] {
 /// sum over its moves of the change of the 8 transformed hashes. A board's successors
 /// through position `p` add up to `moves * hashes(board) + LAST[entry_at(p, x)]` without
 /// being generated.
-// About 6 400 entries of 8 lanes, each a sum over up to 11 moves: long for the const
-// evaluator, not endless.
-#[allow(long_running_const_eval)]
 pub static LAST: [[u32; 8]; ENTRY_BASE[9] as usize] = {
     let mut t = [[0u32; 8]; ENTRY_BASE[9] as usize];
     let mut p = 0;
@@ -401,7 +397,7 @@ pub static REVERSE12: [u16; 4096] = {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::captures::{placements_slow, PLACEMENTS};
+    use crate::captures::placements_slow;
     use crate::geometry::GEOMETRY_3X3;
 
     /// The bits of `s` under `mask`, gathered to the low end in order (BMI2's `pext`).

@@ -264,7 +264,7 @@ const MOVE_TABLES: ([u16; ENTRY_BASE[9] as usize], [u32; MOVE_LIST_LEN + 12]) = 
     (start, list)
 };
 
-/// How many of a pattern's `moves` ([`placements`]) it keeps in [`MOVE_LIST`] at each
+/// How many of a pattern's `moves` ([`PLACEMENTS`]) it keeps in [`MOVE_LIST`] at each
 /// position: all of them when it has a capture, none when it has not (its one move, the die 1
 /// placed, is the position's shared entry).
 const fn listed_moves(moves: &Placements) -> usize {
@@ -297,7 +297,7 @@ const MOVE_LIST_LEN: usize = {
 pub static MOVE_START: [u16; ENTRY_BASE[9] as usize] = MOVE_TABLES.0;
 
 /// The move deltas (see `MOVE_TABLES`): position `p` with pattern `x` has `MOVE_COUNT[x]`
-/// moves (in [`placements`] order), each a `u32` to add (wrapping) to the packed board, from
+/// moves (in [`PLACEMENTS`] order), each a `u32` to add (wrapping) to the packed board, from
 /// index `MOVE_START[entry_at(p, x)]` ([`moves_of`]); a corner has exactly one. Twelve deltas
 /// can be read from any such index (the table is padded at the end): a generator may read and
 /// store twelve whatever the position, and keep the first `MOVE_COUNT[x]`.

@@ -9,15 +9,8 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use solver::{solve, solve_distributed, Answer, Board, InProcess, Options, Shape};
 
-use crate::plain;
+use crate::{common, plain};
 use plain::reference;
-
-/// A fresh directory under the build's target directory, removed when dropped.
-fn work(name: &str) -> tempfile::TempDir {
-    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target");
-    std::fs::create_dir_all(&target).unwrap();
-    tempfile::Builder::new().prefix(&format!("cluster-{name}-")).tempdir_in(target).unwrap()
-}
 
 /// Every rank's result of one search by `n` ranks, in rank order.
 fn ranks(board: &Board, depth: u32, options: &Options, n: usize) -> Vec<solver::Result<Answer>> {
@@ -90,7 +83,7 @@ fn counted(threads: usize) -> Options {
 
 #[test]
 fn public_and_shape_fixtures_agree_for_one_to_three_ranks_in_memory_and_on_disk() {
-    let dir = work("fixtures");
+    let dir = common::temp_dir("cluster-fixtures");
     let mut cases = fixtures("public");
     cases.extend(fixtures("shapes").into_iter().filter(|(b, d)| b.cells().len() <= 16 && *d <= 12));
     for (b, depth) in &cases {
@@ -109,7 +102,7 @@ fn public_and_shape_fixtures_agree_for_one_to_three_ranks_in_memory_and_on_disk(
 /// partitions to disk and exchanges mail many times a depth.
 #[test]
 fn ranks_of_several_threads_and_partitions_on_disk_agree() {
-    let dir = work("threads");
+    let dir = common::temp_dir("cluster-threads");
     for (b, depth) in
         [(Board::empty(Shape::new(4, 4).unwrap()), 11), (board(3, 3, &[0, 0, 0, 0, 0, 0, 0, 0, 1]), 20)]
     {
@@ -183,7 +176,7 @@ fn entries(dir: &Path) -> Vec<String> {
 /// ranks it gives the answer again; three ranks, or one process, are refused on every rank.
 #[test]
 fn a_checkpoint_of_two_ranks_resumes_only_with_two() {
-    let dir = work("checkpoint");
+    let dir = common::temp_dir("cluster-checkpoint");
     let ck = dir.path().join("ck");
     let b = Board::empty(Shape::new(4, 4).unwrap());
     let depth = 9;

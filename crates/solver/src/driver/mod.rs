@@ -894,11 +894,14 @@ mod tests {
         assert!(held[4..].iter().all(|&h| h == 0), "{held:?}");
     }
 
-    /// 8 lanes in the dense layout (the 4x4's).
+    /// 8 lanes in the dense layout (the 4x4's), from a start whose sixes (never captured) wall
+    /// off cells: seven depths past the parallel threshold at a seventh of the positions the
+    /// empty board takes.
     #[test]
     fn fills_match_one_thread_for_lanes() {
         let grid = Grid::<u64>::new(Shape::new(4, 4).unwrap(), Level::Portable);
-        fills_match_one_thread(&grid, Lanes, &[0; 16], 15);
+        let cells = [6, 0, 0, 0, 6, 0, 6, 5, 4, 6, 1, 0, 0, 0, 0, 1];
+        fills_match_one_thread(&grid, Lanes, &cells, 16);
     }
 
     /// Orbit masses in packed slots (the 3x3's). A test of its own, so that the two run side

@@ -68,7 +68,7 @@ pub fn answers(cells: &[u8], rows: usize, cols: usize, depth: u32) -> Vec<u32> {
 }
 
 /// The answer and the number of distinct boards at every depth from 0 to `depth`.
-fn answers_and_boards(cells: &[u8], rows: usize, cols: usize, depth: u32) -> (Vec<u32>, Vec<usize>) {
+pub fn answers_and_boards(cells: &[u8], rows: usize, cols: usize, depth: u32) -> (Vec<u32>, Vec<usize>) {
     let mut frontier: HashMap<Vec<u8>, u64> = HashMap::new();
     frontier.insert(cells.to_vec(), 1);
     // The hashes of paths ended on a full board so far.

@@ -13,29 +13,28 @@ pub fn moves(cells: &[u8], rows: usize, cols: usize) -> Vec<Vec<u8>> {
             continue;
         }
         let (r, c) = (i / cols, i % cols);
-        let mut nbrs = Vec::new();
-        if r > 0 {
-            nbrs.push(i - cols);
+        // The orthogonal neighbours holding dice: up, down, left, right.
+        let nbrs = [
+            (r > 0, i.wrapping_sub(cols)),
+            (r + 1 < rows, i + cols),
+            (c > 0, i.wrapping_sub(1)),
+            (c + 1 < cols, i + 1),
+        ];
+        let (mut occupied, mut n) = ([0; 4], 0);
+        for (on_board, j) in nbrs {
+            if on_board && cells[j] != 0 {
+                occupied[n] = j;
+                n += 1;
+            }
         }
-        if r + 1 < rows {
-            nbrs.push(i + cols);
-        }
-        if c > 0 {
-            nbrs.push(i - 1);
-        }
-        if c + 1 < cols {
-            nbrs.push(i + 1);
-        }
-        let occupied: Vec<usize> = nbrs.into_iter().filter(|&j| cells[j] != 0).collect();
         let mut captured_any = false;
-        for mask in 0u32..(1 << occupied.len()) {
-            let subset: Vec<usize> =
-                (0..occupied.len()).filter(|k| mask >> k & 1 == 1).map(|k| occupied[k]).collect();
-            let sum: u32 = subset.iter().map(|&j| cells[j] as u32).sum();
-            if subset.len() >= 2 && sum <= 6 {
+        for mask in 0u32..(1 << n) {
+            let subset = || (0..n).filter(move |k| mask >> k & 1 == 1).map(|k| occupied[k]);
+            let sum: u32 = subset().map(|j| cells[j] as u32).sum();
+            if mask.count_ones() >= 2 && sum <= 6 {
                 captured_any = true;
                 let mut next = cells.to_vec();
-                for &j in &subset {
+                for j in subset() {
                     next[j] = 0;
                 }
                 next[i] = sum as u8;

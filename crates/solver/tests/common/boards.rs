@@ -77,3 +77,18 @@ pub fn symmetric_under(side: usize, cells: &[u8], gens: &[usize]) -> Vec<u8> {
     }
     out
 }
+
+/// The board of `rows` x `cols` with `cells`.
+pub fn board(rows: usize, cols: usize, cells: &[u8]) -> solver::Board {
+    solver::Board::new(solver::Shape::new(rows, cols).unwrap(), cells.to_vec()).unwrap()
+}
+
+/// Random boards of 1 to `max_side` rows and columns, mostly empty cells so that games last:
+/// `(rows, cols, cells)`.
+pub fn strategy(max_side: usize) -> impl proptest::strategy::Strategy<Value = (usize, usize, Vec<u8>)> {
+    use proptest::prelude::*;
+    (1..=max_side, 1..=max_side).prop_flat_map(|(r, c)| {
+        let cell = prop_oneof![4 => Just(0u8), 1 => 1u8..=6];
+        (Just(r), Just(c), proptest::collection::vec(cell, r * c))
+    })
+}

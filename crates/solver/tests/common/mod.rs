@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::io::Write;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// Runs the `solver` binary with `args`, feeding `input` on stdin; returns the exit code,
@@ -33,4 +34,19 @@ pub fn run_bytes(args: &[&str], input: &[u8]) -> (i32, String, String) {
 /// removed when dropped (or by `close`, which reports a failure to remove it).
 pub fn temp_dir(name: &str) -> tempfile::TempDir {
     tempfile::Builder::new().prefix(&format!("{name}-")).tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+/// The names in `dir`, sorted (none if it cannot be read).
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The depth a checkpoint's manifest holds (0 while it has none).
+pub fn saved_depth(ck: &Path) -> u32 {
+    let text = std::fs::read_to_string(ck.join("checkpoint")).unwrap_or_default();
+    text.lines().find_map(|l| l.strip_prefix("depth = ")).and_then(|d| d.parse().ok()).unwrap_or(0)
 }

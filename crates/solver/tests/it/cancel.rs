@@ -3,26 +3,9 @@
 //! to the answer of a run never stopped. Every test works under the build's temporary
 //! directory and removes what it made.
 
-use crate::common;
-
-use std::path::Path;
+use crate::common::{self, entries, saved_depth};
 
 use solver::{perft, solve, solve_observed, Board, Cancel, Error, Options, Shape};
-
-fn entries(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
-/// The depth a checkpoint's manifest holds.
-fn saved_depth(ck: &Path) -> u32 {
-    let text = std::fs::read_to_string(ck.join("checkpoint")).unwrap();
-    let line = text.lines().find(|l| l.starts_with("depth = ")).unwrap();
-    line["depth = ".len()..].parse().unwrap()
-}
 
 /// A 4x4 run to depth 10, every partition on disk, cancelled by its observer once depth
 /// `stop_after` is done: it plays no later depth, leaves no scratch, and its checkpoint

@@ -4,11 +4,13 @@
 //! with as many ranks. Every test works under the build's temporary directory and removes
 //! what it made.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use proptest::prelude::*;
 use solver::{solve, solve_distributed, Answer, Board, InProcess, Options, Shape};
 
+use crate::boards::board;
+use crate::common::entries;
 use crate::{common, plain};
 use plain::reference;
 
@@ -52,10 +54,6 @@ fn agree(board: &Board, depth: u32, options: &Options, n: usize, alone: &Answer)
             assert_eq!(spread.bytes_sent, spread.bytes_received);
         }
     }
-}
-
-fn board(rows: usize, cols: usize, cells: &[u8]) -> Board {
-    Board::new(Shape::new(rows, cols).unwrap(), cells.to_vec()).unwrap()
 }
 
 /// The boards of the fixtures: `(board, depth)`.
@@ -160,16 +158,6 @@ proptest! {
             prop_assert_eq!(got.unwrap().answer, want);
         }
     }
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().to_string())
-        .collect();
-    v.sort();
-    v
 }
 
 /// A checkpoint of two ranks: one directory a rank and a manifest naming two; resumed by two

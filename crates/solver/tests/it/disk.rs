@@ -8,15 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
-use solver::{solve, Answer, Board, Options, Shape};
-
-fn entries(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .map(|r| r.flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect())
-        .unwrap_or_default();
-    v.sort();
-    v
-}
+use solver::{solve, Answer, Board, Options};
 
 /// The same search in memory and with (nearly) every partition on disk: answers, per-depth
 /// answers, positions and boards agree, and nothing is left in the work directory.
@@ -50,7 +42,7 @@ proptest! {
             let gens: &[usize] = [&[0][..], &[2], &[3], &[0, 1], &[5]][(seed % 5) as usize];
             cells = boards::symmetric_under(rows, &cells, gens);
         }
-        let board = Board::new(Shape::new(rows, cols).unwrap(), cells).unwrap();
+        let board = boards::board(rows, cols, &cells);
         let work_tmp = common::temp_dir(&format!("prop-{seed}"));
     let work = work_tmp.path();
         let base = Options::default().with_all_depths(true).with_lanes(lanes).with_threads(threads);
@@ -72,7 +64,7 @@ fn every_key_width_matches_memory_on_disk() {
             if sym {
                 cells = boards::symmetric(rows, cols, &cells);
             }
-            let board = Board::new(Shape::new(rows, cols).unwrap(), cells).unwrap();
+            let board = boards::board(rows, cols, &cells);
             for general in [false, true] {
                 let base = Options::default().with_all_depths(true).with_general(general);
                 compare(&board, depth, base, 1, work).unwrap();
@@ -82,19 +74,13 @@ fn every_key_width_matches_memory_on_disk() {
     work_tmp.close().unwrap();
 }
 
-use crate::common;
+use crate::common::{self, entries, saved_depth};
 use common::run as solver;
 
 use crate::boards;
 
 fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
-}
-
-/// The depth a checkpoint's manifest names (0 when there is none yet).
-fn saved_depth(ck: &Path) -> u32 {
-    let text = std::fs::read_to_string(ck.join("checkpoint")).unwrap_or_default();
-    text.lines().find_map(|l| l.strip_prefix("depth = ")).and_then(|d| d.parse().ok()).unwrap_or(0)
 }
 
 /// Starts the solver on `file` with `args`.

@@ -3,10 +3,9 @@
 //! down to its reserve, a failed rank, bad input and moves, a cancelled run. Every test works
 //! under the build's temporary directory and removes what it made.
 
-use crate::common;
+use crate::common::{self, entries};
 
 use std::io;
-use std::path::Path;
 
 use solver::{
     parse, perft, solve, solve_distributed, Board, Cancel, CheckpointErrorKind, DiskReserve, Error,
@@ -15,14 +14,6 @@ use solver::{
 
 fn empty(rows: usize, cols: usize) -> Board {
     Board::empty(Shape::new(rows, cols).unwrap())
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
-        .unwrap_or_default();
-    v.sort();
-    v
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use proptest::prelude::*;
 use solver::{descend, divide, legal_moves, parse, perft, solve, Board, InProcess, Level, Options, Shape};
 
+use crate::boards::{self, board};
 use crate::plain;
 
 fn fixtures() -> PathBuf {
@@ -16,10 +17,6 @@ fn fixtures() -> PathBuf {
 /// The rows of a table as the reference gives them.
 fn table_rows(table: &solver::Perft) -> Vec<plain::PerftRow> {
     table.rows.iter().map(|r| (r.depth, r.perft, r.ended, r.boards)).collect()
-}
-
-fn board(rows: usize, cols: usize, cells: &[u8]) -> Board {
-    Board::new(Shape::new(rows, cols).unwrap(), cells.to_vec()).unwrap()
 }
 
 /// The ways a count may run: each must give the same rows.
@@ -166,7 +163,7 @@ proptest! {
 
     /// Random small boards: every way of counting gives the reference's rows.
     #[test]
-    fn counts_match_the_reference((rows, cols, cells) in small_board(), depth in 1u32..9) {
+    fn counts_match_the_reference((rows, cols, cells) in boards::strategy(4), depth in 1u32..9) {
         let (want, _) = plain::perft(&cells, rows, cols, depth);
         let work = tempfile::tempdir().unwrap();
         for o in count_options(work.path()) {
@@ -174,11 +171,4 @@ proptest! {
             prop_assert_eq!(table_rows(&got), want.clone(), "{:?}", o);
         }
     }
-}
-
-fn small_board() -> impl Strategy<Value = (usize, usize, Vec<u8>)> {
-    (1usize..=4, 1usize..=4).prop_flat_map(|(r, c)| {
-        let cell = prop_oneof![4 => Just(0u8), 1 => 1u8..=6];
-        (Just(r), Just(c), proptest::collection::vec(cell, r * c))
-    })
 }

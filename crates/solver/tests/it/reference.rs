@@ -10,7 +10,7 @@ use plain::{answers, answers_and_boards, reference};
 use crate::boards;
 
 fn solve_with(cells: &[u8], rows: usize, cols: usize, depth: u32, options: &Options) -> u32 {
-    let board = Board::new(Shape::new(rows, cols).unwrap(), cells.to_vec()).unwrap();
+    let board = boards::board(rows, cols, cells);
     solve(&board, depth, options).unwrap().answer
 }
 
@@ -27,14 +27,6 @@ fn check_answer(a: &solver::Answer, answers: &[u32], distinct: &[usize]) -> Resu
         prop_assert_eq!(&a.answers[..], answers);
     }
     Ok(())
-}
-
-fn board_strategy(max_side: usize) -> impl Strategy<Value = (usize, usize, Vec<u8>)> {
-    (1..=max_side, 1..=max_side).prop_flat_map(|(r, c)| {
-        // Mostly empty cells so that games last.
-        let cell = prop_oneof![4 => Just(0u8), 1 => 1u8..=6];
-        (Just(r), Just(c), proptest::collection::vec(cell, r * c))
-    })
 }
 
 fn all_paths() -> Vec<Options> {
@@ -58,7 +50,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(1500))]
 
     #[test]
-    fn matches_reference_on_small_shapes((rows, cols, cells) in board_strategy(4), depth in 0u32..7) {
+    fn matches_reference_on_small_shapes((rows, cols, cells) in boards::strategy(4), depth in 0u32..7) {
         let (answers, distinct) = answers_and_boards(&cells, rows, cols, depth);
         let want = *answers.last().unwrap();
         for o in all_paths() {
@@ -66,14 +58,14 @@ proptest! {
         }
         // Perft-style: the distinct boards of every depth, with and without symmetry.
         for no_symmetry in [false, true] {
-            let board = Board::new(Shape::new(rows, cols).unwrap(), cells.clone()).unwrap();
+            let board = boards::board(rows, cols, &cells);
             let o = Options::default().with_count_boards(true).with_no_symmetry(no_symmetry);
             check_answer(&solve(&board, depth, &o).unwrap(), &answers, &distinct)?;
         }
     }
 
     #[test]
-    fn matches_reference_on_3x3((_, _, cells) in board_strategy(3).prop_filter("3x3", |b| b.0 == 3 && b.1 == 3), depth in 0u32..12) {
+    fn matches_reference_on_3x3((_, _, cells) in boards::strategy(3).prop_filter("3x3", |b| b.0 == 3 && b.1 == 3), depth in 0u32..12) {
         let (want, _) = reference(&cells, 3, 3, depth);
         for o in all_paths() {
             prop_assert_eq!(solve_with(&cells, 3, 3, depth, &o), want, "{:?}", o);
@@ -86,8 +78,8 @@ proptest! {
 
     /// One `--all-depths` pass equals D+1 separate runs.
     #[test]
-    fn all_depths_equal_separate_runs((rows, cols, cells) in board_strategy(3), depth in 0u32..9) {
-        let board = Board::new(Shape::new(rows, cols).unwrap(), cells.clone()).unwrap();
+    fn all_depths_equal_separate_runs((rows, cols, cells) in boards::strategy(3), depth in 0u32..9) {
+        let board = boards::board(rows, cols, &cells);
         let all = solve(&board, depth, &Options::default().with_all_depths(true)).unwrap();
         prop_assert_eq!(&all.answers, &answers(&cells, rows, cols, depth));
         for d in 0..=depth {
@@ -123,7 +115,7 @@ proptest! {
         for o in all_paths() {
             prop_assert_eq!(solve_with(&cells, rows, cols, depth, &o), want, "{:?}", o);
         }
-        let board = Board::new(Shape::new(rows, cols).unwrap(), cells.clone()).unwrap();
+        let board = boards::board(rows, cols, &cells);
         let o = Options::default().with_count_boards(true).with_all_depths(true);
         let a = solve(&board, depth, &o).unwrap();
         prop_assert_eq!(a.answers.len(), depth as usize + 1);
@@ -147,7 +139,7 @@ proptest! {
         for o in all_paths() {
             prop_assert_eq!(solve_with(&cells, side, side, depth, &o), want, "{:?}", o);
         }
-        let board = Board::new(Shape::new(side, side).unwrap(), cells.clone()).unwrap();
+        let board = boards::board(side, side, &cells);
         for threads in [1, 2] {
             let o = Options::default().with_count_boards(true).with_all_depths(true).with_threads(threads);
             let a = solve(&board, depth, &o).unwrap();
@@ -185,7 +177,7 @@ fn all_depths_match_separate_runs() {
         (1, 1, vec![0], 3),
         (3, 3, vec![1, 2, 3, 4, 5, 6, 1, 2, 0], 5),
     ] {
-        let board = Board::new(Shape::new(rows, cols).unwrap(), cells.clone()).unwrap();
+        let board = boards::board(rows, cols, &cells);
         let all = solve(&board, depth, &Options::default().with_all_depths(true)).unwrap();
         assert_eq!(all.answers, answers(&cells, rows, cols, depth), "{rows}x{cols}");
         assert_eq!(all.answer, *all.answers.last().unwrap());
@@ -219,7 +211,7 @@ fn one_thread_and_parallel_fills_agree() {
         if seed == 12 {
             cells = boards::symmetric(4, 4, &cells);
         }
-        let board = Board::new(Shape::new(4, 4).unwrap(), cells).unwrap();
+        let board = boards::board(4, 4, &cells);
         let run = |threads| counted_run(&board, depth, threads);
         let (one, two) = (run(1), run(2));
         assert!(one.stats.iter().any(|s| s.states >= 1 << 15), "seed {seed}: frontier too small to shard");
@@ -343,7 +335,7 @@ fn n_threads_on_a_thread_of_a_pool_of_n_run_there() {
             let _pool = rayon::ThreadPoolBuilder::new().num_threads(n).use_current_thread().build().unwrap();
             let me = std::thread::current().id();
             let cells = [1, 0, 0, 0, 0, 0, 0, 0, 0];
-            let board = Board::new(Shape::new(3, 3).unwrap(), cells.to_vec()).unwrap();
+            let board = boards::board(3, 3, &cells);
             let mut threads = Vec::new();
             let options = Options::default().with_threads(n);
             let a = solver::solve_observed(&board, 12, &options, &mut |_| {

@@ -3,8 +3,6 @@
 use std::marker::PhantomData;
 use std::ops::Range;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-use std::sync::Arc;
 
 use bytemuck::Zeroable;
 use memmap2::{MmapMut, MmapOptions};
@@ -89,9 +87,9 @@ fn piece_of(bytes: &Range<usize>, piece: usize, i: usize) -> Range<usize> {
 ///   pre-faulted first.
 #[derive(Debug)]
 pub struct MmapArray<T: Zeroable + Copy> {
-    /// Shared only with [`Prefault`] jobs, which keep it mapped until they are dropped: the
-    /// elements are reached through `ptr` alone.
-    map: Option<Arc<Map>>,
+    /// The elements are reached through `ptr` alone; the map is kept for the system calls on
+    /// its pages (and to unmap them when dropped).
+    map: Option<Map>,
     /// The start of `map` (dangling while there is none): kept so that a slice of the
     /// elements costs no conversion (hot loops take one per element).
     ptr: NonNull<T>,
@@ -102,20 +100,19 @@ pub struct MmapArray<T: Zeroable + Copy> {
     _t: PhantomData<T>,
 }
 
-/// An array's memory map and what is known of its pages, shared with [`Prefault`] jobs. Once
-/// shared, `map` is never dereferenced (its bytes belong to the array's `ptr`): its length is
-/// read from `len`, and only system calls on its range go through it.
+/// An array's memory map and what is known of its pages. Its bytes are never read or written
+/// through `map` (they belong to the array's `ptr`): only system calls on its range go
+/// through it.
 struct Map {
     map: MmapMut,
     /// The map's length in bytes.
     len: usize,
-    /// Bytes below this have been pre-faulted (or written), as far as anyone knows: a hint
-    /// that spares faulting them again. Atomic, as [`Prefault`] jobs move it from other
-    /// threads.
-    populated: AtomicUsize,
+    /// Bytes below this have been pre-faulted (or written), as far as is known: a hint that
+    /// spares faulting them again.
+    populated: usize,
     /// The map was asked for transparent huge pages (Linux only).
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    huge: AtomicBool,
+    huge: bool,
 }
 
 impl<T: Zeroable + Copy> MmapArray<T> {
@@ -136,7 +133,7 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// Elements below this have been pre-faulted (or written) in the current map.
     fn populated(&self) -> usize {
         let size = std::mem::size_of::<T>().max(1);
-        self.map.as_ref().map_or(0, |m| m.populated.load(Relaxed) / size)
+        self.map.as_ref().map_or(0, |m| m.populated / size)
     }
 
     /// Sets the length to `len`. Elements past the old length are zero if never written
@@ -186,8 +183,8 @@ impl<T: Zeroable + Copy> MmapArray<T> {
         assert!((map.as_ptr() as usize).is_multiple_of(std::mem::align_of::<T>()), "maps are page-aligned");
         let ptr = NonNull::new(map.as_mut_ptr().cast::<T>()).expect("a map is never at address 0");
         let map_len = map.len();
-        let huge = huge || self.map.as_ref().is_some_and(|m| m.huge.load(Relaxed));
-        let map = Map { map, len: map_len, populated: AtomicUsize::new(0), huge: AtomicBool::new(false) };
+        let huge = huge || self.map.as_ref().is_some_and(|m| m.huge);
+        let mut map = Map { map, len: map_len, populated: 0, huge: false };
         if huge {
             map.ask_huge();
         }
@@ -199,11 +196,11 @@ impl<T: Zeroable + Copy> MmapArray<T> {
         // be read.
         let live = self.as_slice();
         // SAFETY: the new map is aligned for `T` (checked) and holds at least `least >=
-        // self.len` elements, all zero (a valid `T`: `Zeroable`); it is not yet shared.
+        // self.len` elements, all zero (a valid `T`: `Zeroable`); nothing else points into it.
         unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr(), live.len()) }.copy_from_slice(live);
         self.ptr = ptr;
-        map.populated.fetch_max(self.len * size, Relaxed);
-        self.map = Some(Arc::new(map));
+        map.populated = map.populated.max(self.len * size);
+        self.map = Some(map);
         self.touched = self.len;
     }
 
@@ -218,9 +215,10 @@ impl<T: Zeroable + Copy> MmapArray<T> {
             return;
         }
         let size = std::mem::size_of::<T>().max(1);
-        match self.map.as_deref() {
-            Some(m) if m.huge.load(Relaxed) => {}
-            Some(m) if self.touched.max(self.populated()) * size >= HUGE_BYTES => m.ask_huge(),
+        let small = self.touched.max(self.populated()) * size;
+        match self.map.as_mut() {
+            Some(m) if m.huge => {}
+            Some(m) if small >= HUGE_BYTES => m.ask_huge(),
             _ => self.remap(self.len, true, zeroer),
         }
     }
@@ -230,7 +228,7 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// go): they read as zero again, fresh. Linux only (elsewhere they stay).
     fn release_past(&mut self, len: usize) {
         #[cfg(target_os = "linux")]
-        if let Some(Map { map, len: map_len, populated, .. }) = self.map.as_deref() {
+        if let Some(Map { map, len: map_len, populated, .. }) = self.map.as_mut() {
             let size = std::mem::size_of::<T>().max(1);
             let start = (len * size).div_ceil(PAGE) * PAGE;
             let end = (self.touched * size).min(*map_len);
@@ -247,11 +245,9 @@ impl<T: Zeroable + Copy> MmapArray<T> {
                 if done.is_ok() {
                     // Elements wholly before `start` keep what they held (and the one across
                     // it, its bytes before `start`: it counts as touched); those after are
-                    // fresh. A [`Prefault`] job at work may fault some of them again, as zero
-                    // pages, so `touched` holds; its piece in flight may raise `populated`
-                    // past them again, a hint only: those pages then fault when written.
+                    // fresh.
                     self.touched = start.div_ceil(size);
-                    populated.fetch_min(start, Relaxed);
+                    *populated = (*populated).min(start);
                 }
             }
         }
@@ -280,26 +276,9 @@ impl<T: Zeroable + Copy> MmapArray<T> {
     /// fault (a system call each would cost more). A hint: errors are ignored.
     fn populate(&mut self, from: usize, to: usize, zeroer: &impl Zeroer) {
         let size = std::mem::size_of::<T>();
-        if let Some(m) = self.map.as_deref() {
+        if let Some(m) = self.map.as_mut() {
             m.populate(from * size..to * size, zeroer);
         }
-    }
-
-    /// Adds to `job` the pages the array would take to grow to `len` elements (within its map
-    /// as it is: a job never maps anew) and has not faulted yet. Nothing without a map.
-    pub fn prefault_into(&self, len: usize, job: &mut Prefault) {
-        if let Some(m) = &self.map {
-            let end = len.saturating_mul(std::mem::size_of::<T>());
-            job.arrays.push((Arc::clone(m), end));
-        }
-    }
-
-    /// Pre-faults, on the calling thread, the pages the array would take to grow to `len`
-    /// elements, until `stop` is set: [`MmapArray::prefault_into`] a job, run at once.
-    pub fn prefault(&self, len: usize, stop: &AtomicBool) {
-        let mut job = Prefault::default();
-        self.prefault_into(len, &mut job);
-        job.run(stop);
     }
 
     /// Number of elements.
@@ -344,11 +323,12 @@ impl std::fmt::Debug for Map {
 
 impl Map {
     /// Pre-faults the bytes `bytes` through `zeroer` (see [`MmapArray::populate`]).
-    fn populate(&self, bytes: Range<usize>, zeroer: &impl Zeroer) {
+    fn populate(&mut self, bytes: Range<usize>, zeroer: &impl Zeroer) {
         #[cfg(target_os = "linux")]
-        if let Some((fault, piece)) = self.to_fault(bytes.clone()) {
-            zeroer.each_piece(pieces(&fault, piece), &|i| self.fault(piece_of(&fault, piece, i)));
-            self.populated.fetch_max(bytes.end, Relaxed);
+        if let Some((fault, piece)) = self.plan_faults(bytes.clone()) {
+            let map = &*self;
+            zeroer.each_piece(pieces(&fault, piece), &|i| map.fault(piece_of(&fault, piece, i)));
+            self.populated = self.populated.max(bytes.end);
         }
         #[cfg(not(target_os = "linux"))]
         let _ = (bytes, zeroer);
@@ -358,7 +338,7 @@ impl Map {
     /// cut to the map) and the size of their pieces ([`Map::piece_for`]); `None` under
     /// [`POPULATE_MIN`] (a system call would cost more than the faults).
     #[cfg(target_os = "linux")]
-    fn to_fault(&self, want: Range<usize>) -> Option<(Range<usize>, usize)> {
+    fn plan_faults(&mut self, want: Range<usize>) -> Option<(Range<usize>, usize)> {
         let bytes = want.start / PAGE * PAGE..want.end.min(self.len);
         if bytes.end < bytes.start + POPULATE_MIN {
             return None;
@@ -370,11 +350,11 @@ impl Map {
     /// The size of the pieces ([`piece_of`]) in which `bytes` more bytes are pre-faulted,
     /// asking for huge pages first when that is [`HUGE_BYTES`] or more at once.
     #[cfg(target_os = "linux")]
-    fn piece_for(&self, bytes: usize) -> usize {
-        if bytes >= HUGE_BYTES && !self.huge.load(Relaxed) {
+    fn piece_for(&mut self, bytes: usize) -> usize {
+        if bytes >= HUGE_BYTES && !self.huge {
             self.ask_huge();
         }
-        if self.huge.load(Relaxed) {
+        if self.huge {
             HUGE_BYTES
         } else {
             POPULATE_PIECE
@@ -384,63 +364,24 @@ impl Map {
     /// Asks for transparent huge pages for the pages not faulted yet. Large arrays are read
     /// and written at random (hash tables): with 2 MiB pages a lookup rarely misses the TLB,
     /// and a page is zeroed and mapped in one step instead of 512.
-    fn ask_huge(&self) {
+    fn ask_huge(&mut self) {
         #[cfg(target_os = "linux")]
         let _ = self.map.advise(memmap2::Advice::HugePage);
-        self.huge.store(true, Relaxed);
+        self.huge = true;
     }
 
     /// Pre-faults `bytes` (`MADV_POPULATE_WRITE`); a hint: errors are ignored. Pre-faulting
     /// changes no byte of the map: a page already there stays as it is, a fresh one reads as
-    /// zero, as it would when first touched. So it may run while other threads read or write
-    /// the same pages.
+    /// zero, as it would when first touched.
     #[cfg(target_os = "linux")]
     fn fault(&self, bytes: Range<usize>) {
         let _ = self.map.advise_range(memmap2::Advice::PopulateWrite, bytes.start, bytes.len());
     }
 }
 
-/// The pre-faulting of some arrays' fresh pages, up to lengths they may grow to
-/// ([`MmapArray::prefault_into`]), detached from the arrays: a job holds their maps, not the
-/// arrays, so it may run on another thread while the arrays are read, written, grown or
-/// dropped (their maps stay mapped until the job is dropped; a job never writes a byte).
-/// Meant for a thread with nothing else to do while the arrays' owner works on: their later
-/// growth then finds the pages there, instead of faulting them on the threads that fill them.
-/// Linux only (elsewhere it does nothing).
-#[derive(Debug, Default)]
-pub struct Prefault {
-    /// Each array's map and the byte its pre-faulting ends at.
-    arrays: Vec<(Arc<Map>, usize)>,
-}
-
-impl Prefault {
-    /// Pre-faults the job's pages on the calling thread, a piece at a time (a huge page, once
-    /// an array asks for them), the arrays in the order they were added, until `stop` is set.
-    pub fn run(&self, stop: &AtomicBool) {
-        #[cfg(target_os = "linux")]
-        for (m, end) in &self.arrays {
-            if stop.load(Relaxed) {
-                return;
-            }
-            let Some((bytes, piece)) = m.to_fault(m.populated.load(Relaxed)..*end) else { continue };
-            for i in 0..pieces(&bytes, piece) {
-                if stop.load(Relaxed) {
-                    return;
-                }
-                let faulted = piece_of(&bytes, piece, i);
-                let end = faulted.end;
-                m.fault(faulted);
-                m.populated.fetch_max(end, Relaxed);
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = stop;
-    }
-}
-
-// SAFETY: the array owns its map (like a `Vec<T>` its buffer; `Prefault` jobs only keep it
-// mapped and fault its pages, which changes no byte); `ptr` is only dereferenced through
-// `&self` or `&mut self`, so sending or sharing the array is as safe as for `T`.
+// SAFETY: the array owns its map (like a `Vec<T>` its buffer), which no one else points
+// into; `ptr` is only dereferenced through `&self` or `&mut self`, so sending or sharing the
+// array is as safe as for `T`.
 unsafe impl<T: Zeroable + Copy + Send> Send for MmapArray<T> {}
 // SAFETY: as above.
 unsafe impl<T: Zeroable + Copy + Sync> Sync for MmapArray<T> {}
@@ -459,7 +400,7 @@ mod tests {
         let before = a.as_slice().as_ptr();
         a.use_huge_pages(&Serial);
         assert_ne!(a.as_slice().as_ptr(), before, "under 2 MiB of small pages: a map of its own");
-        assert!(a.map.as_ref().is_some_and(|m| m.huge.load(Relaxed)));
+        assert!(a.map.as_ref().is_some_and(|m| m.huge));
         let at = a.as_slice().as_ptr();
         a.use_huge_pages(&Serial);
         assert_eq!(a.as_slice().as_ptr(), at, "already on huge pages");
@@ -471,7 +412,7 @@ mod tests {
 
         let mut fresh = MmapArray::<u64>::zeroed(0);
         fresh.use_huge_pages(&Serial);
-        assert!(fresh.map.as_ref().is_some_and(|m| m.huge.load(Relaxed)));
+        assert!(fresh.map.as_ref().is_some_and(|m| m.huge));
         fresh.resize(1_000);
         assert!(fresh.as_slice().iter().all(|&x| x == 0));
 
@@ -481,12 +422,12 @@ mod tests {
         for mib in 1..=3 {
             big.resize(mib << 17);
         }
-        assert!(!big.map.as_ref().is_some_and(|m| m.huge.load(Relaxed)));
+        assert!(!big.map.as_ref().is_some_and(|m| m.huge));
         big.as_mut_slice().fill(3);
         let at = big.as_slice().as_ptr();
         big.use_huge_pages(&Serial);
         assert_eq!(big.as_slice().as_ptr(), at);
-        assert!(big.map.as_ref().is_some_and(|m| m.huge.load(Relaxed)));
+        assert!(big.map.as_ref().is_some_and(|m| m.huge));
         assert!(big.as_slice().iter().all(|&x| x == 3));
     }
 
@@ -607,95 +548,6 @@ mod tests {
         assert!(a.populated() >= live);
         assert!(a.as_slice()[..live].iter().all(|&x| x == 4));
         assert!(a.as_slice()[live..].iter().all(|&x| x == 0));
-    }
-
-    /// Pre-faulting while the array is only read: nothing when stopped before it starts;
-    /// else the pages up to the length asked for, so that growing to it faults nothing more,
-    /// while the elements keep their values and the grown ones read as zero. (A length past
-    /// the map is cut to it: not tested, as that would fault the whole reservation.)
-    #[test]
-    #[cfg(target_os = "linux")]
-    fn prefault_faults_ahead_without_touching_the_elements() {
-        let mut a = MmapArray::<u32>::zeroed(1000);
-        a.as_mut_slice().fill(7);
-        let before = a.populated();
-        let n = HUGE_BYTES / 4 + 3 * POPULATE_PIECE / 4 + 5;
-        a.prefault(n, &AtomicBool::new(true));
-        assert_eq!(a.populated(), before);
-        a.prefault(n, &AtomicBool::new(false));
-        assert!(a.populated() >= n);
-        assert_eq!(a.len(), 1000);
-        assert!(a.as_slice().iter().all(|&x| x == 7));
-        let z = Counting::default();
-        a.resize_with(n, &z);
-        assert!(z.0.lock().unwrap().is_empty(), "the growth pre-faulted again");
-        assert!(a.as_slice()[..1000].iter().all(|&x| x == 7));
-        assert!(a.as_slice()[1000..].iter().all(|&x| x == 0));
-    }
-
-    /// Runs `job` on another thread and `f` on this one, both started together; returns what
-    /// `f` returns once both are done.
-    #[cfg(target_os = "linux")]
-    fn beside<R>(job: &Prefault, f: impl FnOnce() -> R) -> R {
-        let start = std::sync::Barrier::new(2);
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                start.wait();
-                job.run(&AtomicBool::new(false));
-            });
-            start.wait();
-            f()
-        })
-    }
-
-    /// A job runs while its array is written and grown, while it shrinks (giving pages back),
-    /// and after it is remapped and dropped: it changes no byte (what was written stays, what
-    /// grew or was given back reads as zero), it faults what it was asked for, and the maps it
-    /// holds stay mapped until it is dropped.
-    #[test]
-    #[cfg(target_os = "linux")]
-    fn a_job_runs_beside_its_array_and_outlives_it() {
-        let n = HUGE_BYTES / 4 + 5 * POPULATE_PIECE / 4;
-        let mut a = MmapArray::<u32>::zeroed(n / 2);
-        a.as_mut_slice().fill(7);
-        let mut job = Prefault::default();
-        a.prefault_into(n, &mut job);
-        beside(&job, || {
-            for _ in 0..20 {
-                a.as_mut_slice().fill(9);
-            }
-        });
-        assert!(a.populated() >= n, "the job faulted {} of {n} elements", a.populated());
-        assert!(a.as_slice().iter().all(|&x| x == 9));
-        a.resize(n);
-        assert!(a.as_slice()[n / 2..].iter().all(|&x| x == 0));
-        a.as_mut_slice().fill(5);
-
-        // A shrink that gives pages back while a job faults the same pages.
-        let mut again = Prefault::default();
-        a.prefault_into(n, &mut again);
-        let kept = beside(&again, || {
-            a.resize(1000);
-            a.touched
-        });
-        assert!(kept < n / 2, "the shrink gave no pages back");
-        a.resize(n);
-        assert!(a.as_slice()[..1000].iter().all(|&x| x == 5));
-        assert!(a.as_slice()[kept..].iter().all(|&x| x == 0));
-        a.resize_zeroed_with(n, &Serial);
-        assert!(a.as_slice().iter().all(|&x| x == 0));
-        a.as_mut_slice().fill(3);
-
-        // Past the reservation: the job holds the old map, the array has a new one.
-        let mut late = Prefault::default();
-        a.prefault_into(2 * n, &mut late);
-        a.resize(DEFAULT_RESERVE_BYTES / 4 + 10);
-        assert!(a.as_slice()[..n].iter().all(|&x| x == 3));
-        drop(a);
-        late.run(&AtomicBool::new(false));
-        let (old, end) = &late.arrays[0];
-        assert!(old.populated.load(Relaxed) >= (*end).min(old.len), "the old map was not faulted");
-        job.run(&AtomicBool::new(false));
     }
 
     #[test]

@@ -17,8 +17,7 @@
 //! * [`Frontier`]: `2^b` shards; a key's shard is the top `b` bits of its hash, so the shards
 //!   are independent: each can be filled by its own thread, in any order, with the same result.
 //! * [`MmapArray`]: the storage, anonymous memory maps (memmap2) whose pages cost nothing
-//!   until touched. A [`Prefault`] job faults the pages a set will grow into, on a thread
-//!   that would otherwise idle, while the set is used.
+//!   until touched.
 //! * [`spill`]: record files (key and counts, checked by a header and a checksum) for
 //!   frontiers that live on disk: written and read sequentially; each error names its file
 //!   ([`spill::FileError`]).
@@ -51,8 +50,7 @@ mod prefetch;
 mod set;
 pub mod spill;
 
-pub use arena::{MmapArray, Prefault};
-pub use arena::{Serial, Zeroer};
+pub use arena::{MmapArray, Serial, Zeroer};
 pub use hash::key_hash;
 pub use prefetch::prefetch;
 pub use set::{CountSet, Entries, SlotView, Tallies};
@@ -104,17 +102,6 @@ impl<K: Key, C: Tally> Frontier<K, C> {
     /// One shard, mutably.
     pub fn shard_mut(&mut self, shard: usize) -> &mut CountSet<K, C> {
         &mut self.shards[shard]
-    }
-
-    /// A job that pre-faults the memory the shards would take to hold `keys` keys in all (an
-    /// even share each: see [`CountSet::prefault_into`]), on any thread, while the frontier
-    /// is used, changed or dropped ([`Prefault`]).
-    pub fn prefault(&self, keys: usize) -> Prefault {
-        let mut job = Prefault::default();
-        for s in &self.shards {
-            s.prefault_into(keys / self.shards.len(), &mut job);
-        }
-        job
     }
 
     /// Puts every shard's arrays on huge pages from now on ([`CountSet::use_huge_pages`]):

@@ -30,19 +30,15 @@ pub(crate) const PARALLEL_MIN: usize = 1 << 14;
 /// decides only the default's lazy pool.
 const POOL_WORK_MIN: f64 = (1 << 18) as f64;
 
-/// How many depths before its frontier reaches [`PARALLEL_MIN`] positions (at the present
-/// growth) a search starts its lazy pool, so that the pool's idle threads pre-fault memory.
-/// Not more: a frontier's growth slows as the board fills, and the frontiers of many boards
-/// with dice level off below [`PARALLEL_MIN`]; those runs never start the pool.
-const POOL_AHEAD_DEPTHS: i32 = 2;
+/// How many depths ahead of reaching [`PARALLEL_MIN`] positions (at the present growth) a
+/// frontier counts as about to be parallel ([`parallel_soon`]). Not more: a frontier's growth
+/// slows as the board fills, and the frontiers of many boards with dice level off below
+/// [`PARALLEL_MIN`].
+const SOON_DEPTHS: i32 = 2;
 
-/// The smallest serial depth (in positions) whose idle threads pre-fault memory for the
-/// coming depths: a smaller one is too short to fault much, and its frontier is far from the
-/// sizes that need fresh pages.
-const PREFAULT_MIN: usize = 1 << 12;
-
-/// How many depths ahead of a serial one the memory of the source's sets is pre-faulted for.
-const PREFAULT_DEPTHS: u32 = 8;
+/// The smallest frontier (in positions) that counts as about to be parallel: a smaller one is
+/// far from the sizes whose sets take megabytes.
+const SOON_MIN: usize = 1 << 12;
 
 /// A thread's share of the next frontier that still counts as small: about a core's L2.
 const SHARE_BYTES: usize = 2 << 20;
@@ -60,7 +56,7 @@ const SIZE_MARGIN: f64 = 1.2;
 
 /// What the search knows when it plans a depth.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Facts<'a> {
+pub(crate) struct Facts {
     /// The depth about to be made.
     pub depth: u32,
     /// The run's last depth.
@@ -82,9 +78,6 @@ pub(crate) struct Facts<'a> {
     pub position_bytes: usize,
     /// Bytes a position may take in a set, at most (what the budget counts).
     pub budget_position_bytes: f64,
-    /// The run's memory budget (its limit is read, a system call the first time, only where
-    /// a serial depth may pre-fault).
-    pub budget: &'a budget::Budget,
     /// The counts are wider than 8 bytes (lanes, coset lanes).
     pub wide_counts: bool,
     /// The memory home's sets are on huge pages already.
@@ -94,9 +87,8 @@ pub(crate) struct Facts<'a> {
 /// How one depth fills its next frontier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Way {
-    /// On the calling thread, straight into the one next set. An idle pool thread faults
-    /// the memory of `prefault` positions in the source's sets meanwhile (0: none).
-    Direct { prefault: usize },
+    /// On the calling thread, straight into the one next set.
+    Direct,
     /// On the calling thread; successors of partitions kept elsewhere go to the outbox.
     Routed,
     /// On every thread: each fills the shard it owns and posts the others' successors.
@@ -150,19 +142,13 @@ pub(crate) struct DepthPlan {
 /// [`PARALLEL_MIN`] positions or more, and, until the pool runs, enough work left in the run
 /// to pay for starting it ([`POOL_WORK_MIN`]).
 pub(crate) fn parallel(f: &Facts) -> bool {
-    f.states >= PARALLEL_MIN as u64 && (f.on_pool || work_left(f, 0) >= POOL_WORK_MIN) && (f.threads)() > 1
+    f.states >= PARALLEL_MIN as u64 && (f.on_pool || work_left(f) >= POOL_WORK_MIN) && (f.threads)() > 1
 }
 
-/// True when the rest of the run moves onto the thread pool before this depth: a parallel
-/// depth, or a serial one whose pool threads would pre-fault the memory the coming parallel
-/// depths fill (a frontier about to be parallel, in a run whose parallel depths are work
-/// enough to start the pool for).
+/// True when the rest of the run moves onto the thread pool before this depth: its first
+/// parallel depth.
 pub(crate) fn start_pool(f: &Facts) -> bool {
-    !f.on_pool
-        && (parallel(f)
-            || (parallel_soon(f.states, f.growth)
-                && work_left(f, PARALLEL_MIN) >= POOL_WORK_MIN
-                && (f.threads)() > 1))
+    !f.on_pool && parallel(f)
 }
 
 /// True when the last depths (which store nothing) run on every thread: where a depth is
@@ -195,16 +181,15 @@ pub(crate) fn depth(f: &Facts, partitions: budget::Plan, fill: &fill::Choice) ->
         (true, true) => match fill.pick(total, fills_left) {
             Some(Fill::Owned) => Way::Owned,
             Some(_) => Way::OneLock,
-            // The fill's trials found the threads no faster here. A depth of parallel size
-            // kept to one thread pre-faults nothing: the other core is the one the host takes.
-            None => Way::Direct { prefault: 0 },
+            // The fill's trials found the threads no faster here.
+            None => Way::Direct,
         },
         (true, false) => Way::Blocks,
-        (false, true) => Way::Direct { prefault: prefault_ahead(f) },
+        (false, true) => Way::Direct,
         // Partitions of the next depth kept elsewhere need routes; a source from disk whose
         // next depth fits in memory does not.
         (false, false) if partitions.spills() || f.ranks > 1 => Way::Routed,
-        (false, false) => Way::Direct { prefault: 0 },
+        (false, false) => Way::Direct,
     };
     let threads = if way.parallel() { threads } else { 1 };
     let shard_bits = match way {
@@ -222,42 +207,22 @@ pub(crate) fn depth(f: &Facts, partitions: budget::Plan, fill: &fill::Choice) ->
     DepthPlan { way, single, threads, partitions, shard_bits, expect, huge_pages, fill }
 }
 
-/// Positions whose memory an idle pool thread pre-faults in the source's sets while a serial
-/// depth expands them (0: none). Those sets are filled again two depths later: with the
-/// frontier growing, their tables grow, and a fresh page costs as much as filling it on some
-/// systems (a virtual machine's first touch of a page). So an idle thread faults the pages
-/// the frontier takes after [`PREFAULT_DEPTHS`] more depths at the present growth (not past
-/// the run's last stored depth, within a quarter of the memory limit). Only on a pool
-/// thread with company, for a frontier about to be parallel ([`parallel_soon`]).
-fn prefault_ahead(f: &Facts) -> usize {
-    let depths = f.target.saturating_sub(f.depth + 1).min(PREFAULT_DEPTHS);
-    if depths == 0 || !parallel_soon(f.states, f.growth) || !f.on_pool || (f.threads)() < 2 {
-        return 0;
-    }
-    let keys = f.states as f64 * f.growth.min(2.0).powi(depths as i32) * SIZE_MARGIN;
-    let most = f.budget.limit() as f64 / 4.0 / f.budget_position_bytes;
-    keys.min(most) as usize
-}
-
 /// Positions the run's remaining depths are expected to expand, from the current frontier at
-/// the last depth's growth, counting only the depths of `least` positions or more.
-fn work_left(f: &Facts, least: usize) -> f64 {
+/// the last depth's growth.
+fn work_left(f: &Facts) -> f64 {
     let depths = f.target.saturating_sub(f.depth.saturating_sub(1));
     let (mut positions, mut sum) = (f.states as f64, 0.0);
     for _ in 0..depths.min(64) {
-        if positions >= least as f64 {
-            sum += positions;
-        }
+        sum += positions;
         positions *= f.growth;
     }
     sum
 }
 
-/// True when a frontier of `states` positions is large enough to pre-fault for
-/// ([`PREFAULT_MIN`] positions or more) and reaches [`PARALLEL_MIN`] within
-/// [`POOL_AHEAD_DEPTHS`] depths at `growth`.
+/// True when a frontier of `states` positions is about to be parallel: [`SOON_MIN`]
+/// positions or more, reaching [`PARALLEL_MIN`] within [`SOON_DEPTHS`] depths at `growth`.
 fn parallel_soon(states: u64, growth: f64) -> bool {
-    states >= PREFAULT_MIN as u64 && states as f64 * growth.powi(POOL_AHEAD_DEPTHS) >= PARALLEL_MIN as f64
+    states >= SOON_MIN as u64 && states as f64 * growth.powi(SOON_DEPTHS) >= PARALLEL_MIN as f64
 }
 
 /// Shards for a blocks depth grown from `len` positions of `bytes` each, on `threads`
@@ -295,9 +260,7 @@ mod tests {
 
     /// The facts of depth `depth` of a run to `target` on a 3x3 board with 8 lanes, on two
     /// threads, the frontier of `states` positions grown `growth` times at the last depth.
-    fn facts(depth: u32, target: u32, states: u64, growth: f64) -> Facts<'static> {
-        static BUDGET: std::sync::LazyLock<budget::Budget> =
-            std::sync::LazyLock::new(|| budget::Budget::new(Some(1 << 32)));
+    fn facts(depth: u32, target: u32, states: u64, growth: f64) -> Facts {
         Facts {
             depth,
             target,
@@ -309,7 +272,6 @@ mod tests {
             away: false,
             position_bytes: 56,
             budget_position_bytes: 64.0,
-            budget: &BUDGET,
             wide_counts: true,
             huge_pages: false,
         }
@@ -329,10 +291,11 @@ mod tests {
     }
 
     /// Sizes (positions at a depth and the one before) from real runs: the 3x3 boards with a
-    /// die and the empty one start the lazy pool a depth or two before their first parallel
-    /// depth; the public cases whose frontiers level off below [`PARALLEL_MIN`] never do.
+    /// die and the empty one are about to be parallel a depth or two before their first
+    /// parallel depth; the public cases whose frontiers level off below [`PARALLEL_MIN`] never
+    /// are.
     #[test]
-    fn the_pool_starts_early_only_for_frontiers_about_to_be_parallel() {
+    fn frontiers_about_to_be_parallel() {
         let soon = |before: u64, now: u64| parallel_soon(now, now as f64 / before as f64);
         assert!(!soon(4656, 6524));
         assert!(soon(6524, 8981));
@@ -345,7 +308,7 @@ mod tests {
             assert!(!soon(w[0], w[1]), "{w:?}");
         }
         assert!(!soon(7103, 7174));
-        assert!(!soon(100, (PREFAULT_MIN - 1) as u64));
+        assert!(!soon(100, (SOON_MIN - 1) as u64));
     }
 
     #[test]
@@ -353,7 +316,7 @@ mod tests {
         let f = Facts { threads: never, on_pool: false, ..facts(5, 40, 1000, 2.0) };
         assert!(!parallel(&f));
         assert!(!start_pool(&f));
-        assert_eq!(plan(&f).way, Way::Direct { prefault: 0 });
+        assert_eq!(plan(&f).way, Way::Direct);
         assert_eq!(plan(&f).threads, 1);
     }
 
@@ -361,7 +324,7 @@ mod tests {
     fn one_thread_never_runs_parallel() {
         let f = Facts { threads: one, ..facts(20, 40, 1 << 20, 1.5) };
         assert!(!parallel(&f));
-        assert_eq!(plan(&f).way, Way::Direct { prefault: 0 });
+        assert_eq!(plan(&f).way, Way::Direct);
     }
 
     #[test]
@@ -393,19 +356,18 @@ mod tests {
         let away = Facts { away: true, ..facts(5, 40, 100, 2.0) };
         assert_eq!(depth(&away, spill, &choice).way, Way::Routed);
         let back = depth(&away, budget::Plan::IN_MEMORY, &choice);
-        assert_eq!((back.way, back.single), (Way::Direct { prefault: 0 }, false));
+        assert_eq!((back.way, back.single), (Way::Direct, false));
     }
 
     #[test]
-    fn a_serial_depth_about_to_be_parallel_prefaults_on_the_pool_only() {
-        let f = facts(15, 40, 9000, 1.4);
-        let Way::Direct { prefault } = plan(&f).way else { panic!("serial") };
-        assert!(prefault > 9000, "{prefault}");
-        let off_pool = Facts { on_pool: false, ..f };
-        assert_eq!(plan(&off_pool).way, Way::Direct { prefault: 0 });
-        assert!(start_pool(&off_pool));
-        let last = facts(40, 40, 9000, 1.4);
-        assert_eq!(plan(&last).way, Way::Direct { prefault: 0 });
+    fn the_pool_starts_at_the_first_parallel_depth() {
+        let first = Facts { on_pool: false, ..facts(20, 40, 1 << 18, 1.3) };
+        assert!(start_pool(&first));
+        assert!(!start_pool(&Facts { on_pool: true, ..first }));
+        let soon = Facts { on_pool: false, ..facts(15, 40, 9000, 1.4) };
+        assert!(parallel_soon(soon.states, soon.growth));
+        assert!(!start_pool(&soon));
+        assert_eq!(plan(&soon).way, Way::Direct);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::Key;
 use bytemuck::Pod;
 
 use super::{invert, prefetch_ahead, slot_of, stored, CountSet, Entries, Layout, Slot, Tallies};
-use crate::arena::{Prefault, Zeroer};
+use crate::arena::Zeroer;
 use crate::prefetch::prefetch;
 use crate::Tally;
 
@@ -208,11 +208,6 @@ impl<K: Key, C: Tally> Layout<K, C> for Dense {
         set.index.resize_zeroed_with(Self::index_words(slots), zero);
         // Element 0 is the sentinel.
         set.slots.resize_prefaulting(Dense::max_keys(slots) + 1, keys + 1, zero);
-    }
-
-    fn prefault_into(set: &CountSet<K, C>, slots: usize, keys: usize, job: &mut Prefault) {
-        set.index.prefault_into(Self::index_words(slots), job);
-        set.slots.prefault_into(keys + 1, job);
     }
 
     fn use_huge_pages(set: &mut CountSet<K, C>, zero: &impl Zeroer) {

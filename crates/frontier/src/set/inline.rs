@@ -9,7 +9,7 @@ use crate::Key;
 use std::ops::Range;
 
 use super::{invert, prefetch_ahead, slot_of, stored, CountSet, Entries, Layout, Slot, Tallies};
-use crate::arena::{Prefault, Zeroer};
+use crate::arena::Zeroer;
 use crate::Tally;
 
 /// Table slots a key: the load factor stays at or below `1 / SLOTS_PER_KEY` (the packed
@@ -32,10 +32,6 @@ impl<K: Key, C: Tally> Layout<K, C> for Inline {
 
     fn make_table(set: &mut CountSet<K, C>, slots: usize, _keys: usize, zero: &impl Zeroer) {
         set.slots.resize_zeroed_with(slots, zero);
-    }
-
-    fn prefault_into(set: &CountSet<K, C>, slots: usize, _keys: usize, job: &mut Prefault) {
-        set.slots.prefault_into(slots, job);
     }
 
     fn use_huge_pages(set: &mut CountSet<K, C>, zero: &impl Zeroer) {

@@ -30,7 +30,7 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::Tally;
 
-use crate::arena::{MmapArray, Prefault, Serial, Zeroer};
+use crate::arena::{MmapArray, Serial, Zeroer};
 use crate::hash::key_hash;
 use crate::prefetch::prefetch;
 
@@ -67,9 +67,6 @@ trait Layout<K: Key, C: Tally> {
     /// Makes the table an empty one of `slots` slots (cleared by `zero`) for `keys` keys
     /// expected. The caller sets the slot bits.
     fn make_table(set: &mut CountSet<K, C>, slots: usize, keys: usize, zero: &impl Zeroer);
-
-    /// Adds to `job` the memory a table of `slots` slots made for `keys` keys takes.
-    fn prefault_into(set: &CountSet<K, C>, slots: usize, keys: usize, job: &mut Prefault);
 
     /// Puts the layout's arrays on huge pages from now on.
     fn use_huge_pages(set: &mut CountSet<K, C>, zero: &impl Zeroer);
@@ -332,15 +329,6 @@ impl<K: Key, C: Tally> CountSet<K, C> {
         debug_assert!(slots.is_power_of_two());
         with_layout!(<K, C> L => L::make_table(self, slots, keys, zero));
         self.bits = slots.trailing_zeros();
-    }
-
-    /// Adds to `job` the memory a table made for `keys` keys would take (see
-    /// [`MmapArray::prefault_into`]): for a thread that would otherwise idle while the set is
-    /// used. Running the job changes nothing in the set. A set that was never given room has
-    /// no map yet, and adds nothing.
-    pub fn prefault_into(&self, keys: usize, job: &mut Prefault) {
-        let slots = Self::slots_for(keys);
-        with_layout!(<K, C> L => L::prefault_into(self, slots, keys, job));
     }
 
     /// Puts the set's arrays on huge pages from now on ([`MmapArray::use_huge_pages`]): for a

@@ -9,7 +9,7 @@ use std::ops::Range;
 use bytemuck::Pod;
 
 use super::{inline, prefetch_ahead, slot_of, CountSet, Entries, Layout, Tallies};
-use crate::arena::{Prefault, Zeroer};
+use crate::arena::Zeroer;
 use crate::Tally;
 
 /// The packed layout ([`CountSet::PACKED`]): the table is `words`.
@@ -87,10 +87,6 @@ impl<K: Key, C: Tally> Layout<K, C> for Packed {
 
     fn make_table(set: &mut CountSet<K, C>, slots: usize, _keys: usize, zero: &impl Zeroer) {
         set.words.resize_zeroed_with(slots, zero);
-    }
-
-    fn prefault_into(set: &CountSet<K, C>, slots: usize, _keys: usize, job: &mut Prefault) {
-        set.words.prefault_into(slots, job);
     }
 
     fn use_huge_pages(set: &mut CountSet<K, C>, zero: &impl Zeroer) {

@@ -1,15 +1,15 @@
 //! The executors: each carries out one [`Way`] of a depth's plan on the source in `cur`,
 //! with the same kernels, into the next memory home (and the depth's outbox).
 
-use std::sync::atomic::{AtomicBool, AtomicUsize};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use frontier::Tally;
 use state::Rules;
 
 use super::pool::{self, for_each_mut};
-use super::{gather_buckets, pass_buckets, post, stopped, Search, StopOnDrop, BLOCK_CHUNKS, CHUNK_SLOTS};
+use super::{gather_buckets, pass_buckets, post, stopped, Search, BLOCK_CHUNKS, CHUNK_SLOTS};
 use crate::dispatch;
 use crate::home::{self, Outbox};
 use crate::kernels::{Batches, Bucketing, Chunk, Ctx, Deal, OneLock, Owned, Routed, Split};
@@ -48,7 +48,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             Way::Owned => self.run_owned(plan, &stop),
             Way::OneLock => self.run_one_lock(plan, &stop),
             Way::Blocks => self.run_blocks(plan, outbox, &mut found, &stop),
-            Way::Direct { prefault } => self.run_direct(prefault, &mut found, &stop),
+            Way::Direct => self.run_direct(&mut found, &stop),
             Way::Routed => self.run_routed(outbox.expect("a routed depth has an outbox"), &mut found, &stop),
         }
         if stopped(&stop) {
@@ -126,18 +126,8 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     }
 
     /// [`Way::Direct`]: on this thread, each chunk's successors straight into the one next
-    /// set. An idle thread of the pool pre-faults the source's memory for the coming depths
-    /// meanwhile: the job stops at its next piece once the expansion ends or unwinds (the
-    /// guard's drop), and this thread does not wait for it (the job holds the maps it
-    /// faults, and faulting changes no byte).
-    fn run_direct(&mut self, prefault: usize, found: &mut Found<W::Sum>, stop: &Option<Cancel>) {
-        let _stop_job = (prefault > 0).then(|| {
-            let job = self.cur.prefault(prefault);
-            let stop = Arc::new(AtomicBool::new(false));
-            let flag = Arc::clone(&stop);
-            rayon::spawn(move || job.run(&flag));
-            StopOnDrop(stop)
-        });
+    /// set.
+    fn run_direct(&mut self, found: &mut Found<W::Sum>, stop: &Option<Cancel>) {
         let mut buffers = self.take_buffers();
         for i in 0..self.chunks.len() {
             if stopped(stop) {

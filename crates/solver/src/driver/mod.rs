@@ -27,8 +27,7 @@
 //! statistic) is the same for any number of threads and wherever the partitions live.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use frontier::{CountSet, Frontier, Tally};
@@ -518,7 +517,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
     }
 
     /// What the plan of depth `depth` (the one about to be made) is made from.
-    fn facts(&self, depth: u32) -> Facts<'_> {
+    fn facts(&self, depth: u32) -> Facts {
         Facts {
             depth,
             target: self.target,
@@ -530,7 +529,6 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
             away: !self.away.is_empty(),
             position_bytes: position_bytes::<R::Key, W::Count>(),
             budget_position_bytes: budget_position_bytes::<R::Key, W::Count>(),
-            budget: &self.budget,
             wide_counts: wide_counts::<W::Count>(),
             huge_pages: self.huge_pages,
         }
@@ -574,7 +572,7 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
         // What the fill's trials measure, and must beat.
         let seconds = cleared + expanding.elapsed().as_secs_f64();
         match plan.way {
-            Way::Direct { .. } if plan.single => self.fill.record_one_thread(seconds, records as u64, total),
+            Way::Direct if plan.single => self.fill.record_one_thread(seconds, records as u64, total),
             Way::Owned | Way::OneLock => self.fill.record(seconds, records as u64),
             _ => {}
         }
@@ -729,16 +727,6 @@ impl<'r, R: Rules, W: Weights> Search<'r, R, W> {
 /// True when `stop` holds a cancelled token.
 pub(super) fn stopped(stop: &Option<Cancel>) -> bool {
     stop.as_ref().is_some_and(Cancel::is_cancelled)
-}
-
-/// Sets its flag when dropped: stops a detached job when the work it runs beside ends, however
-/// it ends.
-struct StopOnDrop(Arc<AtomicBool>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Relaxed);
-    }
 }
 
 /// The most moves a position of `shape` can have: each cell, empty, with its neighbours

@@ -297,9 +297,11 @@ fn choose(
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
 ) -> Result<Run> {
-    // The engine's kernels are compiled for AVX2 at most (see `dispatch`): an AVX-512 CPU
-    // runs them, with the grid's canonical forms in AVX2 code that inlines into them.
-    let level = match level(options)? {
+    // The engine's kernels are compiled for AVX2 at most, but for the 128-bit grid's (see
+    // `dispatch`): elsewhere an AVX-512 CPU runs them, with the grid's canonical forms in AVX2
+    // code that inlines into them.
+    let wide_level = level(options)?;
+    let level = match wide_level {
         Level::Avx512 => Level::Avx2,
         level => level,
     };
@@ -343,7 +345,7 @@ fn choose(
             observe,
         ),
         Width::U128 => with_rules::<_, true>(
-            &Grid::<u128>::new(shape, level),
+            &Grid::<u128>::new(shape, wide_level),
             board,
             depth,
             options,

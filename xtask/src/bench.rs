@@ -7,9 +7,9 @@
 //! speed, a noisy neighbour) hits both alike. Every answer is checked: against the warm-up's,
 //! against the yardstick's and, where the workload knows it, against the expected one.
 //!
-//! `--baseline PATH` names another solver binary (a previous commit's, say) that runs third in
-//! every round, with our arguments; its column is the median of the rounds' ratios ours /
-//! baseline.
+//! `--baseline PATH` names another solver binary (a previous commit's, say) that runs in every
+//! round with our arguments, after ours in one round and before it in the next; its column is
+//! the median of the rounds' ratios ours / baseline.
 //!
 //! The report (a markdown table) goes to stdout. Each row is appended as one JSON object to
 //! `docs/bench-runs.jsonl` (the fields are listed in `docs/benchmarks.md`), and a full run
@@ -400,8 +400,8 @@ struct Ours {
 }
 
 /// Times one workload: a warm-up run of each program, then `runs` rounds of timed runs, each
-/// program once a round in the same order (ours, what it runs against, the `--baseline`
-/// binary); fails on any answer that differs from our warm-up's.
+/// program once a round (ours, then what it runs against; the `--baseline` binary last in
+/// even rounds and first in odd ones); fails on any answer that differs from our warm-up's.
 fn measure(w: &Workload, ours: &Ours, yardstick: Option<&Path>, runs: usize) -> Result<Row> {
     let check = |who: &str, got: &str, want: &str| {
         if got != want {
@@ -476,7 +476,15 @@ fn measure(w: &Workload, ours: &Ours, yardstick: Option<&Path>, runs: usize) -> 
     let mut yard_times = Vec::with_capacity(runs);
     let mut base_times = Vec::with_capacity(runs);
     let mut base_ratios = Vec::with_capacity(runs);
-    for _ in 0..runs {
+    for round in 0..runs {
+        // The baseline runs first in every other round: a program's time depends on the one
+        // before it (its memory comes back from the host, its caches are cold), and a fixed
+        // order would put that into every ratio.
+        let base_first = round % 2 == 1;
+        let base_t = match baseline {
+            Some(b) if base_first => Some(run_baseline(b)?),
+            _ => None,
+        };
         let (ours_t, got) = run_ours()?;
         check("our solver", &got, &answer)?;
         our_times.push(ours_t);
@@ -485,8 +493,11 @@ fn measure(w: &Workload, ours: &Ours, yardstick: Option<&Path>, runs: usize) -> 
             check("the yardstick", &got, want)?;
             yard_times.push(t);
         }
-        if let Some(b) = baseline {
-            let (t, got) = run_baseline(b)?;
+        let base_t = match baseline {
+            Some(b) if !base_first => Some(run_baseline(b)?),
+            _ => base_t,
+        };
+        if let Some((t, got)) = base_t {
             check("the baseline binary", &got, &answer)?;
             base_times.push(t);
             base_ratios.push(ours_t.as_secs_f64() / t.as_secs_f64());

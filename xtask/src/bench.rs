@@ -481,10 +481,8 @@ fn measure(w: &Workload, ours: &Ours, yardstick: Option<&Path>, runs: usize) -> 
         // before it (its memory comes back from the host, its caches are cold), and a fixed
         // order would put that into every ratio.
         let base_first = round % 2 == 1;
-        let base_t = match baseline {
-            Some(b) if base_first => Some(run_baseline(b)?),
-            _ => None,
-        };
+        let run_base = || baseline.map(run_baseline).transpose();
+        let early = if base_first { run_base()? } else { None };
         let (ours_t, got) = run_ours()?;
         check("our solver", &got, &answer)?;
         our_times.push(ours_t);
@@ -493,11 +491,8 @@ fn measure(w: &Workload, ours: &Ours, yardstick: Option<&Path>, runs: usize) -> 
             check("the yardstick", &got, want)?;
             yard_times.push(t);
         }
-        let base_t = match baseline {
-            Some(b) if !base_first => Some(run_baseline(b)?),
-            _ => base_t,
-        };
-        if let Some((t, got)) = base_t {
+        let late = if base_first { None } else { run_base()? };
+        if let Some((t, got)) = early.or(late) {
             check("the baseline binary", &got, &answer)?;
             base_times.push(t);
             base_ratios.push(ours_t.as_secs_f64() / t.as_secs_f64());

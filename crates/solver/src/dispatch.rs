@@ -13,7 +13,7 @@
 //! narrower keys it does not, and each copy is one more instance of the kernel to build.
 
 use frontier::CountSet;
-use state::{Isa, PackedKey, Rules};
+use state::{Isa, Level, PackedKey, Rules};
 
 use crate::home::Outbox;
 use crate::kernels::{self, Chunk, Ctx};
@@ -21,9 +21,19 @@ use crate::weights::Weights;
 
 /// True when the kernels that canonicalise have an AVX-512 copy for rules `R`: keys of 128
 /// bits. A constant, so no other rules instantiate that copy.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const fn avx512_copy<R: Rules>() -> bool {
     <R::Key as PackedKey>::BITS == 128
+}
+
+/// The level to build rules `R` with, `level` being the best one the run may use: AVX-512
+/// only where the kernels have an AVX-512 copy ([`avx512_copy`]), else AVX2, whose copy an
+/// AVX-512 CPU runs (the rules' SIMD code must be compiled for the kernel's level to inline
+/// into it).
+pub(crate) fn level_for<R: Rules>(level: Level) -> Level {
+    match level {
+        Level::Avx512 if !avx512_copy::<R>() => Level::Avx2,
+        level => level,
+    }
 }
 
 macro_rules! kernel {
@@ -74,8 +84,8 @@ kernel!(kernels::last as last, last_avx2, last_avx512, canonicalises: false, <W:
 
 #[cfg(test)]
 mod tests {
-    use super::avx512_copy;
-    use state::{Grid, U192};
+    use super::{avx512_copy, level_for};
+    use state::{Grid, Level, U192};
 
     #[test]
     fn only_the_128_bit_grid_has_avx512_kernels() {
@@ -84,5 +94,8 @@ mod tests {
         assert!(!avx512_copy::<Grid<U192>>());
         #[cfg(target_arch = "x86_64")]
         assert!(!avx512_copy::<state::Ring3<state::canon::Avx2>>());
+        assert_eq!(level_for::<Grid<u128>>(Level::Avx512), Level::Avx512);
+        assert_eq!(level_for::<Grid<u64>>(Level::Avx512), Level::Avx2);
+        assert_eq!(level_for::<Grid<u64>>(Level::Portable), Level::Portable);
     }
 }

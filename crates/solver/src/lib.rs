@@ -297,14 +297,7 @@ fn choose(
     cluster: &dyn Cluster,
     observe: &mut Observer<'_>,
 ) -> Result<Run> {
-    // The engine's kernels are compiled for AVX2 at most, but for the 128-bit grid's (see
-    // `dispatch`): elsewhere an AVX-512 CPU runs them, with the grid's canonical forms in AVX2
-    // code that inlines into them.
-    let wide_level = level(options)?;
-    let level = match wide_level {
-        Level::Avx512 => Level::Avx2,
-        level => level,
-    };
+    let level = level(options)?;
     let shape = board.shape();
     // Each rules type below is one more copy of the whole engine in the binary (one a
     // counting), so a copy is kept only where it is the fast way: the ring for the 3x3 board,
@@ -335,7 +328,7 @@ fn choose(
     // 32-bit grid would be a copy of the engine for them alone.
     match shape.width() {
         Width::U32 | Width::U64 => with_rules::<_, true>(
-            &Grid::<u64>::new(shape, level),
+            &Grid::<u64>::new(shape, dispatch::level_for::<Grid<u64>>(level)),
             board,
             depth,
             options,
@@ -345,7 +338,7 @@ fn choose(
             observe,
         ),
         Width::U128 => with_rules::<_, true>(
-            &Grid::<u128>::new(shape, wide_level),
+            &Grid::<u128>::new(shape, dispatch::level_for::<Grid<u128>>(level)),
             board,
             depth,
             options,
@@ -355,7 +348,7 @@ fn choose(
             observe,
         ),
         Width::U192 => with_rules::<_, true>(
-            &Grid::<U192>::new(shape, level),
+            &Grid::<U192>::new(shape, dispatch::level_for::<Grid<U192>>(level)),
             board,
             depth,
             options,

@@ -185,11 +185,10 @@ pub(crate) fn depth(f: &Facts, partitions: budget::Plan, fill: &fill::Choice) ->
             None => Way::Direct,
         },
         (true, false) => Way::Blocks,
-        (false, true) => Way::Direct,
         // Partitions of the next depth kept elsewhere need routes; a source from disk whose
         // next depth fits in memory does not.
         (false, false) if partitions.spills() || f.ranks > 1 => Way::Routed,
-        (false, false) => Way::Direct,
+        (false, _) => Way::Direct,
     };
     let threads = if way.parallel() { threads } else { 1 };
     let shard_bits = match way {
